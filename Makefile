@@ -1,0 +1,41 @@
+# malleo: `make test` does all the set-up a fresh Debian 12/13 machine needs, then runs the suite.
+#
+#   make test      Python test deps, (as root) Debian's Slurm/munge/Open MPI when missing,
+#                  a debug build of the Cython core (MALLEO_CYTHON_DEBUG=1), a real Slurm on
+#                  localhost (slurm-docker/local-slurm.sh), the whole suite, Slurm torn down.
+#   make build     build the extensions in place (release directives)
+#   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
+#   make annotate  cython -a reports of _core/*.pyx into build/annotate/
+
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+PYTEST_ARGS ?=
+
+.PHONY: test deps system-deps build build-debug bench annotate clean
+
+test: deps system-deps build-debug
+	bash tests/run-suite.sh $(PYTEST_ARGS)
+
+deps:
+	$(PIP) install --quiet --disable-pip-version-check 'Cython>=3.0' 'setuptools>=68' numpy
+	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+
+system-deps:
+	bash slurm-docker/install-deps.sh
+
+build:
+	MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+
+build-debug:
+	MALLEO_CYTHON_DEBUG=1 MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+
+bench: build
+	$(PYTHON) bench/run_all.py
+
+annotate:
+	mkdir -p build/annotate
+	cd _core && for f in *.pyx; do $(PYTHON) -m cython -3 -a -I . $$f -o ../build/annotate/$${f%.pyx}.c; done
+	@echo "open build/annotate/*.html"
+
+clean:
+	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so .pytest_cache .hypothesis

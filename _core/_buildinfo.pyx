@@ -1,0 +1,25 @@
+"""How this copy of the core was compiled (for ``malleo --version``)."""
+import cython
+
+cdef extern from *:
+    """
+    #ifndef MALLEO_DEBUG_DIRECTIVES
+    #define MALLEO_DEBUG_DIRECTIVES 0
+    #endif
+    """
+    int MALLEO_DEBUG_DIRECTIVES
+
+
+def is_compiled():
+    """True: this module only exists as a compiled extension."""
+    return cython.compiled
+
+
+def debug_directives():
+    """True when built with MALLEO_CYTHON_DEBUG=1 (boundscheck, initializedcheck on)."""
+    return bool(MALLEO_DEBUG_DIRECTIVES)
+
+
+BUILD_INFO = "compiled Cython core ({} directives, Cython {})".format(
+    "debug" if MALLEO_DEBUG_DIRECTIVES else "release", cython.__version__
+)

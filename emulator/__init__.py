@@ -1,0 +1,1 @@
+"""malleo.emulator: trace I/O, workload models, the replay driver, metrics and reports."""

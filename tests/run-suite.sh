@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run the whole pytest suite. The session-scoped fixture in tests/conftest.py brings up
+# the real local Slurm (slurm-docker/local-slurm.sh) for slurm-marked tests and tears it
+# down. Pytest's exit 5 (no tests collected) is a failure here, like any non-zero exit.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pytest "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+    echo "run-suite: pytest collected no tests: failing" >&2
+    exit 1
+fi
+exit "$rc"
