@@ -36,20 +36,28 @@ extensions = [
     for path in sorted(glob.glob("_core/*.pyx"))
 ]
 
+ROOTS = {"malleo": "malleo", "malleo._core": "_core", "malleo.emulator": "emulator",
+         "malleo.plugin": "plugin"}
+
+
+def _packages():
+    """Every package under the mapped folders (a folder with an __init__.py)."""
+    found = {}
+    for name, folder in ROOTS.items():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+            if "__init__.py" in filenames:
+                rel = os.path.relpath(dirpath, folder)
+                pkg = name if rel == "." else name + "." + rel.replace(os.sep, ".")
+                found[pkg] = dirpath
+    return found
+
+
+PACKAGES = _packages()
+
 setup(
-    packages=[
-        "malleo",
-        "malleo._core",
-        "malleo.emulator",
-        "malleo.emulator.cli",
-        "malleo.plugin",
-    ],
-    package_dir={
-        "malleo": "malleo",
-        "malleo._core": "_core",
-        "malleo.emulator": "emulator",
-        "malleo.plugin": "plugin",
-    },
+    packages=sorted(PACKAGES),
+    package_dir=PACKAGES,
     package_data={"malleo._core": ["*.pxd", "*.pyi"], "malleo": ["py.typed"]},
     ext_modules=cythonize(
         extensions,

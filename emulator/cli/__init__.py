@@ -1,27 +1,53 @@
-"""The ``malleo`` command line (click). One module per command group, registered here.
+"""The ``malleo`` command line (click). One module per command group (Hatch layout).
 
-Every command turns a :class:`malleo.errors.MalleoError` into ``malleo: error: ...`` on
-stderr and exit status 2 (:class:`MalleoGroup` does it once for all commands).
+Command modules are imported on first use (``COMMANDS`` maps a command name to the module
+and attribute that define it), so ``malleo --help`` stays fast and the Slurm plugin is only
+imported by the commands that need it.  Every command turns a
+:class:`malleo.errors.MalleoError` into ``malleo: error: ...`` on stderr and exit status 2.
 """
+import importlib
+import importlib.util
+
 import click
 
 import malleo
 from malleo.errors import MalleoError
 
+COMMANDS: dict[str, str] = {
+    "trace": "malleo.emulator.cli.trace:trace",
+    "replay": "malleo.emulator.cli.replay:replay",
+    "compare": "malleo.emulator.cli.compare:compare",
+    "policy": "malleo.emulator.cli.policy:policy",
+    "tune": "malleo.emulator.cli.tune:tune",
+    "report": "malleo.emulator.cli.report:report",
+    "slurm": "malleo.emulator.cli.slurm:slurm",
+}
+"""Command name -> ``module:attribute``; names whose module is absent are not listed."""
+
 
 class MalleoGroup(click.Group):
-    """A click group whose commands exit 2 with a one-line message on bad input."""
+    """The top-level group: lazy command loading and clean exits on bad input."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        present = [name for name, target in COMMANDS.items()
+                   if importlib.util.find_spec(target.split(":")[0]) is not None]
+        return sorted(set(present) | set(super().list_commands(ctx)))
+
+    def get_command(self, ctx: click.Context, name: str):
+        target = COMMANDS.get(name)
+        if target is None:
+            return super().get_command(ctx, name)
+        module, attr = target.split(":")
+        if importlib.util.find_spec(module) is None:
+            return None
+        return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except MalleoError as exc:
-            raise click.exceptions.Exit(_report(exc)) from None
-
-
-def _report(exc: MalleoError) -> int:
-    click.echo(f"malleo: error: {exc}", err=True)
-    return exc.exit_code
+            click.echo(f"malleo: error: {exc}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
