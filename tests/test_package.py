@@ -1,0 +1,46 @@
+"""The installed package: one import package `malleo`, a compiled core, a working entry point."""
+import site
+from importlib.metadata import distributions
+
+from click.testing import CliRunner
+
+import malleo
+from malleo._core import debug_directives, is_compiled
+from malleo.emulator.cli import cli
+
+
+def test_version_names_the_compiled_core():
+    result = CliRunner().invoke(cli, ["--version"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.output.startswith(f"malleo {malleo.__version__}, compiled Cython core")
+    assert ("debug" if debug_directives() else "release") in result.output
+
+
+def test_core_is_compiled():
+    assert is_compiled() is True
+
+
+def test_nothing_but_malleo_at_the_top_of_site_packages():
+    installed = [d for d in distributions(path=site.getsitepackages())
+                 if d.metadata["Name"] == "malleo"]
+    assert installed, "malleo is not installed in site-packages"
+    tops = {f.parts[0] for f in installed[0].files or []}
+    # A regular install records `malleo/...`; an editable one only its finder (__editable__*).
+    assert not tops & {"_core", "emulator", "plugin"}, sorted(tops)
+    assert any(t == "malleo" or t.startswith("__editable__") for t in tops), sorted(tops)
+
+
+def test_subpackages_import_under_malleo():
+    import malleo._core
+    import malleo.emulator
+    import malleo.plugin
+
+    assert malleo._core.__name__ == "malleo._core"
+    assert malleo.emulator.__name__ == "malleo.emulator"
+    assert malleo.plugin.__name__ == "malleo.plugin"
+
+
+def test_unknown_command_exits_2():
+    result = CliRunner().invoke(cli, ["no-such-command"])
+    assert result.exit_code == 2
+    assert "No such command" in result.output
