@@ -1,0 +1,175 @@
+"""Schedule metrics: per-job wait and slowdowns, the summary, per-user fairness, the timeline.
+
+Every function takes plain numpy arrays (times in integer seconds, sizes in processors) and
+is vectorised: no Python loop per job.  docs/metrics.md defines each metric; the formulas
+there and here are the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BSLD_THRESHOLD", "job_metrics", "summarize", "user_metrics", "jain_index",
+           "timeline", "SUMMARY_KEYS"]
+
+BSLD_THRESHOLD = 10
+"""Default bounded-slowdown threshold tau, seconds (Feitelson et al.)."""
+
+SUMMARY_KEYS: dict[str, tuple[str, str, str | None]] = {
+    "jobs": ("jobs replayed", "", None),
+    "dropped": ("jobs dropped", "", None),
+    "wait_mean": ("wait mean", "s", "lower"),
+    "wait_median": ("wait median", "s", "lower"),
+    "wait_p95": ("wait p95", "s", "lower"),
+    "wait_p99": ("wait p99", "s", "lower"),
+    "wait_max": ("wait max", "s", "lower"),
+    "response_mean": ("response time mean", "s", "lower"),
+    "bsld_mean": ("bounded slowdown mean", "", "lower"),
+    "slowdown_mean": ("slowdown mean", "", "lower"),
+    "utilization": ("utilization", "%", "higher"),
+    "makespan": ("makespan", "s", "lower"),
+    "throughput": ("throughput", "jobs/h", "higher"),
+    "backfilled": ("jobs backfilled", "", None),
+    "users": ("users", "", None),
+    "fairness_jain": ("Jain fairness of user mean bsld", "", "higher"),
+}
+"""Summary key -> (label, unit, which value is better: "lower", "higher" or None), in
+display order.  Unit "%" marks a fraction in [0, 1] shown as a percentage."""
+
+
+def job_metrics(submit: np.ndarray, start: np.ndarray, runtime: np.ndarray,
+                bsld_threshold: float = BSLD_THRESHOLD) -> dict[str, np.ndarray]:
+    """Per-job wait, response time, slowdown and bounded slowdown.
+
+    Args:
+        submit, start, runtime: int64 seconds, one entry per job.
+        bsld_threshold: tau, seconds (> 0); runtimes shorter than tau count as tau.
+
+    Returns:
+        ``wait = start - submit`` (s), ``response = wait + runtime`` (s),
+        ``slowdown = max(response / max(runtime, 1), 1)`` (a 0 s job counts as 1 s),
+        ``bsld = max(response / max(runtime, tau), 1)``; slowdowns are float64 >= 1.
+    """
+    if not bsld_threshold > 0:
+        raise ValueError(f"bsld_threshold must be > 0 seconds, got {bsld_threshold}")
+    submit = np.asarray(submit, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    runtime = np.asarray(runtime, dtype=np.int64)
+    wait = start - submit
+    response = wait + runtime
+    slowdown = np.maximum(response / np.maximum(runtime, 1), 1.0)
+    bsld = np.maximum(response / np.maximum(runtime, bsld_threshold), 1.0)
+    return {"wait": wait, "response": response, "slowdown": slowdown, "bsld": bsld}
+
+
+def jain_index(values: np.ndarray) -> float:
+    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)``: 1 when all equal, 1/n at worst.
+
+    NaN for an empty input or all zeros.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    square_sum = float(np.sum(x * x))
+    if x.size == 0 or square_sum == 0.0:
+        return float("nan")
+    return float(np.sum(x)) ** 2 / (x.size * square_sum)
+
+
+def user_metrics(user: np.ndarray, bsld: np.ndarray, wait: np.ndarray) -> pd.DataFrame:
+    """Per user: ``jobs``, ``bsld_mean`` and ``wait_mean`` (s), indexed by user id, sorted."""
+    frame = pd.DataFrame({"user": np.asarray(user), "bsld": bsld, "wait": wait})
+    grouped = frame.groupby("user", sort=True)
+    return pd.DataFrame({"jobs": grouped.size(), "bsld_mean": grouped["bsld"].mean(),
+                         "wait_mean": grouped["wait"].mean()})
+
+
+def summarize(submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: np.ndarray,
+              procs: np.ndarray, user: np.ndarray, backfilled: np.ndarray, total_procs: int,
+              bsld_threshold: float = BSLD_THRESHOLD,
+              dropped: dict[str, int] | None = None) -> tuple[dict, pd.DataFrame]:
+    """The summary metrics of one schedule.
+
+    Args:
+        submit, start, end, runtime: int64 seconds per job.
+        procs: processors each job held (allocated, for node-exclusive machines).
+        user: user id per job; backfilled: 0/1 per job.
+        total_procs: P, processors of the machine.
+        bsld_threshold: tau for the bounded slowdown, seconds.
+        dropped: reason -> jobs dropped before the replay (reported as given).
+
+    Returns:
+        ``(summary, users)``: the summary dict (keys of :data:`SUMMARY_KEYS`, plus
+        ``dropped_by_reason`` and ``bsld_threshold``; times in seconds, utilization a
+        fraction in [0, 1], throughput in jobs per hour) and the per-user table
+        of :func:`user_metrics`.  With no jobs, every statistic is NaN.
+    """
+    n = int(np.asarray(submit).size)
+    per_job = job_metrics(submit, start, runtime, bsld_threshold)
+    users = user_metrics(user, per_job["bsld"], per_job["wait"])
+    dropped = dict(dropped or {})
+    nan = float("nan")
+    summary: dict = {"jobs": n, "dropped": int(sum(dropped.values())),
+                     "dropped_by_reason": dropped, "bsld_threshold": bsld_threshold}
+    if n == 0:
+        for key in SUMMARY_KEYS:
+            summary.setdefault(key, nan)
+        summary["users"] = 0
+        summary["backfilled"] = 0
+        return summary, users
+    wait = per_job["wait"]
+    p50, p95, p99 = np.percentile(wait, [50, 95, 99])
+    first_submit = int(np.min(submit))
+    makespan = int(np.max(end)) - first_submit
+    work = float(np.sum(np.asarray(procs, dtype=np.float64) * np.asarray(runtime)))
+    summary.update({
+        "wait_mean": float(np.mean(wait)),
+        "wait_median": float(p50),
+        "wait_p95": float(p95),
+        "wait_p99": float(p99),
+        "wait_max": int(np.max(wait)),
+        "response_mean": float(np.mean(per_job["response"])),
+        "bsld_mean": float(np.mean(per_job["bsld"])),
+        "slowdown_mean": float(np.mean(per_job["slowdown"])),
+        "utilization": work / (total_procs * makespan) if makespan > 0 else nan,
+        "makespan": makespan,
+        "throughput": n * 3600.0 / makespan if makespan > 0 else nan,
+        "backfilled": int(np.count_nonzero(backfilled)),
+        "users": int(len(users)),
+        "fairness_jain": jain_index(users["bsld_mean"].to_numpy()),
+    })
+    return summary, users
+
+
+def timeline(submit: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.ndarray,
+             runtime: np.ndarray, total_procs: int) -> pd.DataFrame:
+    """Machine and queue state over time, as a step function.
+
+    One row per distinct event time (a submit, start or end); each row holds from its
+    ``time`` until the next row's.  Columns: ``time`` (s), ``busy_procs`` (processors held by
+    running jobs), ``utilization`` (busy_procs / total_procs), ``queued_jobs`` (submitted,
+    not started), ``queued_procs`` (their processors) and ``queued_work`` (their
+    processor-seconds, procs x runtime).  A job counts as running in ``[start, end)`` and
+    waiting in ``[submit, start)``; a job that waits 0 s or runs 0 s changes nothing there.
+    """
+    submit = np.asarray(submit, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    procs = np.asarray(procs, dtype=np.int64)
+    area = procs * np.asarray(runtime, dtype=np.int64)
+    n = submit.size
+    zeros = np.zeros(n, dtype=np.int64)
+    ones = np.ones(n, dtype=np.int64)
+    times = np.concatenate([submit, start, start, end])
+    # Each event row: (delta busy, delta queued jobs, delta queued procs, delta queued work).
+    busy = np.concatenate([zeros, procs, zeros, -procs])
+    qjobs = np.concatenate([ones, zeros, -ones, zeros])
+    qprocs = np.concatenate([procs, zeros, -procs, zeros])
+    qwork = np.concatenate([area, zeros, -area, zeros])
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    last = np.flatnonzero(np.append(times[1:] != times[:-1], True)) if n else np.array([], int)
+    columns = {name: np.cumsum(delta[order])[last]
+               for name, delta in (("busy_procs", busy), ("queued_jobs", qjobs),
+                                   ("queued_procs", qprocs), ("queued_work", qwork))}
+    frame = pd.DataFrame({"time": times[last], **columns})
+    frame.insert(2, "utilization", frame["busy_procs"] / float(total_procs))
+    return frame
