@@ -7,7 +7,11 @@ import importlib
 _EXPORTS = {
     "read_swf": "malleo.emulator.swf",
     "write_swf": "malleo.emulator.swf",
-    "replay": "malleo.emulator.replay",
+    # The driver module is not named "replay": importing a submodule binds its name on
+    # the package, which would shadow the replay function.
+    "replay": "malleo.emulator.driver",
+    "load_workload": "malleo.emulator.driver",
+    "ReplayResult": "malleo.emulator.results",
     "generate_lublin": "malleo.emulator.workload",
 }
 

@@ -1,0 +1,110 @@
+"""Plain-text tables of replay metrics: one policy (``replay``) or side by side (``compare``)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from malleo.emulator.metrics import SUMMARY_KEYS
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def human_duration(seconds: float) -> str:
+    """``5400`` -> ``"1.5 h"``: the largest of s, min, h, d that keeps the value >= 1."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if abs(seconds) >= 2 * size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:,.0f} s"
+
+
+def format_metric(key: str, value: Any, *, human: bool = True) -> str:
+    """One summary value as text, with its unit (see :data:`SUMMARY_KEYS`)."""
+    if _is_missing(value):
+        return "n/a"
+    unit = SUMMARY_KEYS.get(key, ("", "", None))[1]
+    if unit == "s":
+        text = f"{value:,.0f} s" if float(value).is_integer() else f"{value:,.1f} s"
+        if human and abs(value) >= 120:
+            text += f" ({human_duration(value)})"
+        return text
+    if unit == "%":
+        return f"{100 * value:.2f} %"
+    if unit:
+        return f"{value:,.2f} {unit}"
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    return f"{value:,}"
+
+
+def _dropped_detail(by_reason: dict[str, int]) -> str:
+    parts = [f"{reason.replace('_', ' ')} {count:,}" for reason, count in by_reason.items()
+             if count]
+    return f"  ({', '.join(parts)})" if parts else ""
+
+
+def replay_table(summary: dict[str, Any]) -> str:
+    """The metrics of one replay as aligned ``label  value`` lines."""
+    head = [("source", str(summary.get("source", ""))),
+            ("machine", _machine(summary)),
+            ("policy", str(summary.get("policy", "")))]
+    rows = [(label, format_metric(key, summary.get(key)))
+            for key, (label, _unit, _better) in SUMMARY_KEYS.items()]
+    rows = [(label, text + _dropped_detail(summary.get("dropped_by_reason", {})))
+            if label == SUMMARY_KEYS["dropped"][0] else (label, text) for label, text in rows]
+    if "utilization_used" in summary:
+        index = list(SUMMARY_KEYS).index("utilization") + 1
+        rows.insert(index, ("utilization (used procs)",
+                            format_metric("utilization", summary["utilization_used"])))
+    width = max(len(label) for label, _ in head + rows)
+    lines = [f"{label:<{width}}  {text}" for label, text in head]
+    lines.append("")
+    # Right-align the number part so the columns of digits line up.
+    numbers = [text.split(" ", 1) for _, text in rows]
+    num_width = max(len(parts[0]) for parts in numbers)
+    for (label, _), parts in zip(rows, numbers):
+        rest = f" {parts[1]}" if len(parts) > 1 else ""
+        lines.append(f"{label:<{width}}  {parts[0]:>{num_width}}{rest}")
+    lines.append(f"(bounded slowdown threshold {summary.get('bsld_threshold', 10):g} s; "
+                 "Jain index over users' mean bounded slowdown, 1 = all users equal)")
+    return "\n".join(lines)
+
+
+def _machine(summary: dict[str, Any]) -> str:
+    text = f"{summary.get('procs', 0):,} processors"
+    if summary.get("node_procs"):
+        nodes = summary["procs"] // summary["node_procs"]
+        text += f" ({nodes:,} exclusive nodes of {summary['node_procs']})"
+    return text
+
+
+def best_index(key: str, values: Sequence[Any]) -> set[int]:
+    """Positions of the best value of metric ``key`` (ties all marked); empty if no direction."""
+    better = SUMMARY_KEYS.get(key, ("", "", None))[2]
+    present = [(i, v) for i, v in enumerate(values) if not _is_missing(v)]
+    if better is None or len(present) < 2:
+        return set()
+    target = (min if better == "lower" else max)(v for _, v in present)
+    return {i for i, v in present if v == target}
+
+
+def compare_table(names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> str:
+    """Policies side by side: one row per metric, ``*`` on the best value of each row."""
+    header = ["metric", "better", *names]
+    rows: list[list[str]] = []
+    for key, (label, unit, better) in SUMMARY_KEYS.items():
+        values = [s.get(key) for s in summaries]
+        best = best_index(key, values)
+        cells = [format_metric(key, v, human=False) + ("*" if i in best else " ")
+                 for i, v in enumerate(values)]
+        rows.append([label, better or "", *cells])
+    widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
+    lines = []
+    for r, row in enumerate([header, *rows]):
+        cells = [f"{row[0]:<{widths[0]}}", f"{row[1]:<{widths[1]}}"]
+        cells += [f"{cell:>{w}}" if r else f"{cell:>{w - 1}} " for cell, w in
+                  zip(row[2:], widths[2:])]
+        lines.append("  ".join(cells).rstrip())
+    lines.append("* best value of the row (\"better\" says whether lower or higher is better)")
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""Options shared by the replay-like commands: the policy options and the workload options.
+
+Policy options override the keys of a ``--config`` policy file, which override the
+defaults of :class:`malleo.policy.Policy`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import click
+
+from malleo.errors import MalleoError
+from malleo.policy import BACKFILLS, ESTIMATES, ORDERS, Policy
+
+POLICY_KEYS = ("order", "backfill", "estimate", "bf_max_job_test", "bf_window", "bf_resolution")
+"""Policy attributes settable by an option of the same name (``--bf-window`` etc.)."""
+
+
+def policy_options(func: Callable) -> Callable:
+    """Add ``--config``, ``--order``, ``--backfill``, ``--estimate``, ``--bf-*`` to a command.
+
+    The command receives them under their names; build the policy with
+    :func:`policy_from_options`.
+    """
+    options = [
+        click.option("--config", "config", type=click.Path(dir_okay=False),
+                     envvar="MALLEO_POLICY", show_envvar=True,
+                     help="Policy file (TOML, see docs/policy-file.md); the options below "
+                          "override its keys."),
+        click.option("--order", type=click.Choice(ORDERS), default=None,
+                     help="Queue order. [default: fcfs]"),
+        click.option("--backfill", type=click.Choice(BACKFILLS), default=None,
+                     help="Backfill mode. [default: easy]"),
+        click.option("--estimate", type=click.Choice(ESTIMATES), default=None,
+                     help="Runtime estimate used for planning. [default: request]"),
+        click.option("--bf-max-job-test", type=click.IntRange(min=1), default=None,
+                     metavar="K", help="slurm backfill: jobs given a reservation per pass. "
+                                       "[default: 500]"),
+        click.option("--bf-window", type=click.IntRange(min=1), default=None, metavar="SECONDS",
+                     help="slurm backfill: how far ahead reservations go. [default: 86400]"),
+        click.option("--bf-resolution", type=click.IntRange(min=1), default=None,
+                     metavar="SECONDS", help="slurm backfill: time resolution of planned "
+                                             "starts. [default: 60]"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def policy_from_options(config: str | None, **overrides: Any) -> Policy:
+    """The policy of ``config`` (or the defaults) with the non-None ``overrides`` applied.
+
+    Raises:
+        PolicyError: the file is unreadable or invalid (``FILE:LINE: key: ...``).
+    """
+    from malleo.policy_file import load_policy
+
+    policy = load_policy(config) if config else Policy()
+    changes = {k: v for k, v in overrides.items() if k in POLICY_KEYS and v is not None}
+    return policy.replace(**changes) if changes else policy
+
+
+def _check_slice(_ctx: click.Context, param: click.Parameter, value: str | None):
+    if value is None:
+        return None
+    from malleo.emulator.driver import parse_slice
+
+    try:
+        return parse_slice(value)
+    except MalleoError as exc:
+        raise click.BadParameter(str(exc).removeprefix("jobs: "), param=param) from None
+
+
+def workload_options(func: Callable) -> Callable:
+    """Add the machine, slice, trace-reading and metric options to a command.
+
+    The command receives ``procs``, ``node_procs``, ``jobs`` (a (start, count) tuple or
+    None), ``lenient``, ``overrun``, ``bsld_threshold``.
+    """
+    options = [
+        click.option("--procs", type=click.IntRange(min=1), default=None,
+                     help="Processors of the machine. [default: the trace header's]"),
+        click.option("--node-procs", type=click.IntRange(min=0), default=0, metavar="C",
+                     help="Allocate whole nodes of C processors (node-exclusive machine); "
+                          "0: processor by processor. [default: 0]"),
+        click.option("--jobs", "jobs", default=None, metavar="START:COUNT",
+                     callback=_check_slice,
+                     help="Replay only COUNT jobs from position START (0-based, in submit "
+                          "order) on an empty machine."),
+        click.option("--lenient", is_flag=True,
+                     help="Skip malformed trace lines (counted) instead of failing."),
+        click.option("--overrun", type=click.Choice(("extend", "cut")), default="extend",
+                     show_default=True,
+                     help="A job that ran longer than requested: extend its estimate to "
+                          "its runtime, or cut its runtime at the request."),
+        click.option("--bsld-threshold", type=click.FloatRange(min=0, min_open=True),
+                     default=10.0, show_default=True, metavar="SECONDS",
+                     help="Threshold tau of the bounded slowdown."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def read_options(lenient: bool, overrun: str) -> dict[str, Any]:
+    """The ``read_swf`` keyword options from the CLI's trace-reading flags."""
+    return {"lenient": lenient, "overrun": overrun}
+
+
+_SPEC = re.compile(r"(?P<order>[a-z0-9]+)\+(?P<backfill>[a-z]+)(?:\(k=(?P<k>\d+)\))?"
+                   r"(?:/(?P<estimate>[a-z]+))?")
+
+
+def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
+    """``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` (what :meth:`Policy.describe` prints) -> Policy.
+
+    Examples: ``fcfs+easy``, ``sjf+conservative``, ``fcfs+slurm(K=50)``, ``wfp3+easy/predict``.
+
+    Raises:
+        PolicyError / MalleoError: not of that form or an unknown name.
+    """
+    match = _SPEC.fullmatch(spec.strip().lower())
+    if not match:
+        raise MalleoError(f"expected ORDER+BACKFILL[(K=N)][/ESTIMATE], e.g. fcfs+easy, "
+                          f"got {spec!r}")
+    changes: dict[str, Any] = {"order": match["order"], "backfill": match["backfill"]}
+    if match["k"]:
+        if match["backfill"] != "slurm":
+            raise MalleoError(f"(K=N) applies to slurm backfill only, got {spec!r}")
+        changes["bf_max_job_test"] = int(match["k"])
+    if match["estimate"]:
+        changes["estimate"] = match["estimate"]
+    return (base or Policy()).replace(**changes)
+
+
+def quiet_option(func: Callable) -> Callable:
+    """``--quiet``: no progress line on stderr."""
+    return click.option("--quiet", "-q", is_flag=True,
+                        help="No progress indication on stderr.")(func)
+

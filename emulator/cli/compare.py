@@ -1,0 +1,81 @@
+"""``malleo compare``: several policies on one trace, side by side."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from malleo.emulator.cli._options import (parse_policy_spec, quiet_option, read_options,
+                                          workload_options)
+from malleo.emulator.cli._progress import Progress
+from malleo.errors import MalleoError
+
+DEFAULT_SPECS = ("fcfs+none", "fcfs+easy", "fcfs+conservative", "fcfs+slurm")
+"""Compared when neither --policy nor --config is given: FCFS under every backfill mode."""
+
+
+def _check_specs(_ctx, param, values):
+    try:
+        return [(spec, parse_policy_spec(spec)) for spec in values]
+    except MalleoError as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+
+
+@click.command(short_help="Replay one trace under several policies, side by side.")
+@click.argument("trace", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--policy", "specs", multiple=True, callback=_check_specs,
+              metavar="ORDER+BACKFILL[(K=N)][/ESTIMATE]",
+              help="A policy to compare, e.g. fcfs+easy, sjf+conservative, "
+                   "fcfs+slurm(K=50), wfp3+easy/predict. Repeatable.")
+@click.option("--config", "configs", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE", help="A policy file to compare (TOML). Repeatable.")
+@workload_options
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {name, summary, policy} instead of a table.")
+@quiet_option
+def compare(trace, specs, configs, procs, node_procs, jobs, lenient, overrun,
+            bsld_threshold, as_json, quiet) -> None:
+    """Replay TRACE (default: the embedded default workload) once per policy and print the
+    metrics side by side, the best value of each metric marked with '*'.
+
+    Policies come from --policy specs, then --config files, in the order given; with
+    neither, FCFS under each backfill mode (none, easy, conservative, slurm) is compared.
+    """
+    from malleo.emulator.cli._format import compare_table
+    from malleo.emulator.driver import load_workload, replay
+    from malleo.policy_file import load_policy
+
+    policies = [(spec, policy) for spec, policy in specs]
+    policies += [(Path(path).name, load_policy(path)) for path in configs]
+    if not policies:
+        policies = [(spec, parse_policy_spec(spec)) for spec in DEFAULT_SPECS]
+    results = []
+    with Progress(enabled=not quiet) as progress:
+        progress.step("reading trace" if trace else "generating the default workload")
+        workload = load_workload(trace, procs=procs, **read_options(lenient, overrun))
+        for i, (name, policy) in enumerate(policies, start=1):
+            progress.step(f"replaying {name} ({i}/{len(policies)})")
+            results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
+                                  jobs=jobs, bsld_threshold=bsld_threshold))
+    names = _unique([name for name, _ in policies])
+    if as_json:
+        click.echo(json.dumps([{"name": name, **result.to_dict()}
+                               for name, result in zip(names, results)], indent=2))
+        return
+    first = results[0].summary
+    click.echo(f"source   {first['source']}")
+    click.echo(f"machine  {first['procs']:,} processors"
+               + (f", exclusive nodes of {first['node_procs']}" if first["node_procs"] else ""))
+    click.echo("")
+    click.echo(compare_table(names, [r.summary for r in results]))
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Suffix repeated names with #2, #3 so columns stay distinguishable."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out

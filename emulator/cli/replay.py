@@ -1,0 +1,57 @@
+"""``malleo replay``: replay a trace (or the embedded default workload) under one policy."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from malleo.emulator.cli._options import (policy_from_options, policy_options, quiet_option,
+                                          read_options, workload_options)
+from malleo.emulator.cli._progress import Progress
+
+
+@click.command(short_help="Replay a trace under one policy and print its metrics.")
+@click.argument("trace", required=False, type=click.Path(exists=True, dir_okay=False))
+@policy_options
+@workload_options
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary (and the policy) as JSON instead of a table.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the per-job table: FILE.csv or FILE.parquet.")
+@click.option("--swf-out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the replayed schedule as an SWF trace (.swf or .swf.gz).")
+@quiet_option
+def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
+           bf_resolution, procs, node_procs, jobs, lenient, overrun, bsld_threshold,
+           as_json, out, swf_out, quiet) -> None:
+    """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
+    wait, slowdown, utilization and fairness metrics.
+
+    Without TRACE, replays the embedded default workload (Lublin model, 10,000 jobs on 256
+    processors, seed 0).  The default policy is FCFS with EASY backfill; options override
+    the keys of --config.
+    """
+    from malleo.emulator.cli._format import replay_table
+    from malleo.emulator.driver import load_workload, replay as run_replay
+
+    policy = policy_from_options(config, order=order, backfill=backfill, estimate=estimate,
+                                 bf_max_job_test=bf_max_job_test, bf_window=bf_window,
+                                 bf_resolution=bf_resolution)
+    if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
+        raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
+    with Progress(enabled=not quiet) as progress:
+        progress.step("reading trace" if trace else "generating the default workload")
+        workload = load_workload(trace, procs=procs, **read_options(lenient, overrun))
+        progress.step(f"replaying {len(workload.table):,} jobs ({policy.describe()})")
+        result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
+                            bsld_threshold=bsld_threshold)
+        if out:
+            progress.step(f"writing {out}")
+            result.write(out)
+        if swf_out:
+            progress.step(f"writing {swf_out}")
+            result.to_swf(swf_out)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo(replay_table(result.summary))

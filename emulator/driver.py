@@ -1,0 +1,290 @@
+"""The replay driver: a job table or SWF trace through the core, into a :class:`ReplayResult`.
+
+Times are integer seconds on the trace's clock, sizes processors.  The driver reads the
+trace, sorts it by (submit, job number), optionally takes a slice of it, drops jobs the
+machine cannot hold, maps processors to whole nodes on node-exclusive machines, calls
+:func:`malleo._core.simulate` once and computes the metrics.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from malleo.emulator import metrics
+from malleo.emulator.results import JOB_COLUMNS, ReplayResult
+from malleo.emulator.swf_fields import FIELDS
+from malleo.errors import MalleoError
+from malleo.policy import Policy
+
+__all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD", "default_workload_name"]
+
+DEFAULT_WORKLOAD: dict[str, int] = {"jobs": 10000, "procs": 256, "seed": 0}
+"""The embedded default workload: ``generate_lublin(jobs, procs, seed)``."""
+
+DROP_TOO_LARGE = "larger_than_machine"
+"""``dropped`` reason: the job asks for more processors (or nodes) than the machine has."""
+
+_DERIVED = ("procs", "runtime", "estimate")
+
+
+def default_workload_name() -> str:
+    """How results and SWF headers name the embedded default workload."""
+    w = DEFAULT_WORKLOAD
+    return f"lublin(jobs={w['jobs']}, procs={w['procs']}, seed={w['seed']})"
+
+
+def parse_slice(jobs: str | tuple[int, int] | None) -> tuple[int, int] | None:
+    """``"START:COUNT"`` or ``(start, count)`` -> ``(start, count)``; None stays None.
+
+    START is the 0-based position in (submit, job number) order, COUNT >= 1 jobs.
+
+    Raises:
+        MalleoError: not of that form, START < 0 or COUNT < 1.
+    """
+    if jobs is None:
+        return None
+    if isinstance(jobs, str):
+        match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", jobs)
+        if not match:
+            raise MalleoError(f"jobs: expected START:COUNT (e.g. 0:1000), got {jobs!r}")
+        start, count = int(match.group(1)), int(match.group(2))
+    else:
+        try:
+            start, count = (int(v) for v in jobs)
+        except (TypeError, ValueError):
+            raise MalleoError(f"jobs: expected (start, count), got {jobs!r}") from None
+    if start < 0 or count < 1:
+        raise MalleoError(f"jobs: START must be >= 0 and COUNT >= 1, got {start}:{count}")
+    return start, count
+
+
+def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
+           policy: Policy | None = None, *, procs: int | None = None, node_procs: int = 0,
+           jobs: str | tuple[int, int] | None = None,
+           bsld_threshold: float = metrics.BSLD_THRESHOLD, **read_options: Any) -> ReplayResult:
+    """Replay a workload through the scheduling core under ``policy``.
+
+    Args:
+        trace_or_table: an SWF trace path (read with ``read_swf(path, **read_options)``), a
+            job table (a DataFrame with the SWF fields, and ideally the derived ``procs``,
+            ``runtime``, ``estimate`` columns), or None for the embedded default workload
+            (``generate_lublin(10000, 256, seed=0)``), or a :class:`Workload` from
+            :func:`load_workload` (``read_options`` are then ignored).
+        policy: the policy; None means ``Policy()`` (FCFS with EASY backfill).
+        procs: processors of the machine; default: the trace header's (``meta.procs``),
+            256 for the default workload, required for a table without ``procs`` info.
+        node_procs: processors per node on a node-exclusive machine (0: processors are
+            allocated one by one).  Jobs then hold ``ceil(procs / node_procs)`` whole nodes;
+            the machine has ``procs // node_procs`` nodes.
+        jobs: replay only a slice, ``"START:COUNT"`` or ``(start, count)``: positions in
+            (submit, job number) order.  The slice starts on an empty machine at its first
+            job's submit time; times are not shifted.
+        bsld_threshold: tau of the bounded slowdown, seconds (> 0).
+        **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
+
+    Returns:
+        A :class:`ReplayResult`.
+
+    Raises:
+        MalleoError: bad arguments (``procs``, ``node_procs``, ``jobs``, threshold);
+            TraceError from reading the trace.
+
+    Examples:
+        >>> from malleo.emulator import replay
+        >>> from malleo.policy import Policy
+        >>> result = replay(None, Policy(order="sjf", backfill="conservative"))
+        >>> result.summary["bsld_mean"]  # doctest: +SKIP
+    """
+    policy = Policy() if policy is None else policy
+    if not isinstance(policy, Policy):
+        raise MalleoError(f"policy: expected a malleo.policy.Policy, got {type(policy).__name__}")
+    if not bsld_threshold > 0:
+        raise MalleoError(f"bsld_threshold: must be > 0 seconds, got {bsld_threshold}")
+    node_procs = int(node_procs or 0)
+    if node_procs < 0:
+        raise MalleoError(f"node_procs: must be >= 0 (0: not node-exclusive), got {node_procs}")
+    window = parse_slice(jobs)
+
+    if isinstance(trace_or_table, Workload):
+        workload = trace_or_table
+    else:
+        workload = load_workload(trace_or_table, procs=procs, **read_options)
+    table, meta, source = workload.table, workload.meta, workload.source
+    dropped = {k: v for k, v in workload.dropped.items() if v}
+    machine = procs if procs is not None else workload.procs
+    if machine is None or int(machine) < 1:
+        raise MalleoError("procs: the machine size is unknown (the trace header has no "
+                          "MaxProcs/MaxNodes): pass procs (--procs)")
+    machine = int(machine)
+    if node_procs and machine < node_procs:
+        raise MalleoError(f"node_procs: {node_procs} processors per node is more than the "
+                          f"machine's {machine} processors")
+
+    table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
+                                   table["submit_time"].to_numpy()))]
+    if window is not None:
+        start, count = window
+        if start >= len(table):
+            raise MalleoError(f"jobs: START {start} is past the last job "
+                              f"(the trace has {len(table)} jobs)")
+        table = table.iloc[start:start + count]
+
+    want = table["procs"].to_numpy(dtype=np.int64)
+    if node_procs:
+        units = -(-want // node_procs)          # whole nodes, rounding up
+        total_units = machine // node_procs
+    else:
+        units, total_units = want, machine
+    fits = units <= total_units
+    if not fits.all():
+        dropped = dict(dropped)
+        dropped[DROP_TOO_LARGE] = dropped.get(DROP_TOO_LARGE, 0) + int((~fits).sum())
+        table, units = table[fits], units[fits]
+    table = table.reset_index(drop=True)
+
+    core = _simulate(table, units, total_units, policy)
+    alloc = units * node_procs if node_procs else units
+    machine_procs = total_units * node_procs if node_procs else machine
+    return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
+                   source, bsld_threshold)
+
+
+@dataclass
+class Workload:
+    """A loaded workload, ready to replay under several policies without reading it again.
+
+    Attributes:
+        table: kept jobs, SWF fields plus ``procs`` (int32), ``runtime`` and ``estimate``
+            (int64 seconds), in file order.
+        meta: the trace's metadata (``read_swf``'s second value), None for a table.
+        dropped: reason -> jobs dropped while loading.
+        source: the trace path, ``"table"`` or the default workload's name.
+        procs: the machine's processors known from the source (header or default), or None.
+    """
+
+    table: pd.DataFrame
+    meta: Any
+    dropped: dict[str, int]
+    source: str
+    procs: int | None
+
+
+def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
+                  procs: int | None = None, **read_options: Any) -> Workload:
+    """Read a trace, clean a table or generate the default workload (see :func:`replay`).
+
+    Args:
+        trace_or_table: an SWF path, a job table, or None for the embedded default.
+        procs: the machine's processors: jobs larger are dropped (for a trace, passed to
+            ``read_swf``; required for a table that has only the SWF fields).
+        **read_options: ``read_swf`` options for a path; ``procs_from`` and ``overrun``
+            also apply to a table.
+
+    Raises:
+        MalleoError: a bad argument; TraceError from ``read_swf``.
+    """
+    if trace_or_table is None:
+        from malleo.emulator.workload import generate_lublin
+
+        w = DEFAULT_WORKLOAD
+        raw = generate_lublin(w["jobs"], w["procs"], w["seed"])
+        table, dropped = _derive(raw, w["procs"], read_options)
+        return Workload(table, None, dropped, default_workload_name(), w["procs"])
+    if isinstance(trace_or_table, pd.DataFrame):
+        if all(c in trace_or_table.columns for c in _DERIVED):
+            table, dropped = trace_or_table, {}
+        else:
+            if procs is None:
+                raise MalleoError("procs: a table with only SWF fields needs the machine "
+                                  "size (procs=...) to be cleaned")
+            table, dropped = _derive(trace_or_table, int(procs), read_options)
+        missing = [c for c in ("job_number", "submit_time", "user_id", "queue", "partition",
+                               *_DERIVED) if c not in table.columns]
+        if missing:
+            raise MalleoError(f"table: missing column(s) {', '.join(missing)}")
+        return Workload(table, None, dropped, "table", None)
+    if isinstance(trace_or_table, (str, Path)):
+        from malleo.emulator.swf import read_swf
+
+        table, meta = read_swf(trace_or_table, procs=procs, **read_options)
+        return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
+                        str(trace_or_table), getattr(meta, "procs", None))
+    raise MalleoError(f"trace: expected a path, a DataFrame or None, got "
+                      f"{type(trace_or_table).__name__}")
+
+
+def _derive(raw: pd.DataFrame, machine_procs: int, read_options: dict[str, Any]
+            ) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Clean an SWF-fields table by read_swf's rules (:mod:`malleo.emulator.swf_clean`).
+
+    Only the ``procs_from`` and ``overrun`` read options apply to a table.
+    Returns ``(kept rows with the derived columns, dropped reason -> count)``.
+    """
+    from malleo.emulator import swf_clean
+
+    missing = [c for c in FIELDS if c not in raw.columns]
+    if missing:
+        raise MalleoError(f"table: missing SWF column(s) {', '.join(missing)}")
+    options = {k: v for k, v in read_options.items() if k in ("procs_from", "overrun")}
+    ints = {c: raw[c].to_numpy(dtype=np.int64) for c in
+            ("run_time", "allocated_procs", "requested_procs", "requested_time")}
+    try:
+        derived, keep, dropped = swf_clean.derive(ints, machine_procs, **options)
+    except ValueError as exc:
+        raise MalleoError(str(exc)) from None
+    table = raw.assign(**derived)[keep].reset_index(drop=True)
+    return table, {k: v for k, v in dropped.items() if v}
+
+
+def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
+              policy: Policy) -> dict[str, np.ndarray]:
+    from malleo._core import simulate
+
+    def col(name, dtype):
+        return np.ascontiguousarray(table[name].to_numpy(), dtype=dtype)
+
+    return simulate(col("submit_time", np.int64), col("runtime", np.int64),
+                    col("estimate", np.int64), np.ascontiguousarray(units, dtype=np.int32),
+                    col("user_id", np.int32), col("queue", np.int32), col("partition", np.int32),
+                    int(total_units), policy)
+
+
+def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped, source,
+            bsld_threshold) -> ReplayResult:
+    submit = table["submit_time"].to_numpy(dtype=np.int64)
+    runtime = table["runtime"].to_numpy(dtype=np.int64)
+    start = np.asarray(core["start"], dtype=np.int64)
+    end = np.asarray(core["end"], dtype=np.int64)
+    user = table["user_id"].to_numpy()
+    backfilled = np.asarray(core["backfilled"]).astype(bool)
+    alloc = np.asarray(alloc, dtype=np.int64)
+    per_job = metrics.job_metrics(submit, start, runtime, bsld_threshold)
+    jobs = pd.DataFrame({
+        "job_id": table["job_number"].to_numpy(dtype=np.int64),
+        "submit": submit, "start": start, "end": end,
+        "wait": per_job["wait"], "response": per_job["response"],
+        "procs": table["procs"].to_numpy(dtype=np.int64), "alloc_procs": alloc,
+        "runtime": runtime, "estimate": table["estimate"].to_numpy(dtype=np.int64),
+        "bsld": per_job["bsld"], "slowdown": per_job["slowdown"],
+        "user": user, "queue": table["queue"].to_numpy(),
+        "partition": table["partition"].to_numpy(),
+        "backfilled": backfilled,
+        "reservation": np.asarray(core["reservation"], dtype=np.int64),
+    }, columns=list(JOB_COLUMNS))
+    summary, users = metrics.summarize(submit, start, end, runtime, alloc, user, backfilled,
+                                       machine_procs, bsld_threshold, dropped)
+    if node_procs and len(jobs):
+        used = float(np.sum(jobs["procs"].to_numpy(dtype=np.float64) * runtime))
+        span = summary["makespan"]
+        summary["utilization_used"] = used / (machine_procs * span) if span > 0 else float("nan")
+    summary.update({"policy": policy.describe(), "procs": machine_procs,
+                    "node_procs": node_procs, "source": source})
+    swf_cols = [c for c in FIELDS if c in table.columns]
+    return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
+                        policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
+                        source=source, swf_table=table[swf_cols].reset_index(drop=True))

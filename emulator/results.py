@@ -1,0 +1,143 @@
+"""The result of one replay and its writers (CSV, Parquet, SWF).
+
+Times are integer seconds on the trace's clock; sizes are processors.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from malleo.emulator import metrics
+from malleo.errors import MalleoError
+from malleo.policy import Policy
+from malleo.policy_file import policy_to_dict
+
+__all__ = ["ReplayResult", "JOB_COLUMNS"]
+
+JOB_COLUMNS: tuple[str, ...] = (
+    "job_id", "submit", "start", "end", "wait", "response", "procs", "alloc_procs",
+    "runtime", "estimate", "bsld", "slowdown", "user", "queue", "partition",
+    "backfilled", "reservation",
+)
+"""Columns of :attr:`ReplayResult.jobs`, in order."""
+
+
+@dataclass
+class ReplayResult:
+    """What one replay produced.
+
+    Attributes:
+        jobs: one row per replayed job, in (submit, job number) order, columns
+            :data:`JOB_COLUMNS`: ``job_id`` (SWF job number), ``submit``/``start``/``end``
+            (s), ``wait``/``response`` (s), ``procs`` (processors the job asked for),
+            ``alloc_procs`` (processors it held: whole nodes on node-exclusive machines,
+            else ``procs``), ``runtime``/``estimate`` (s), ``bsld``/``slowdown``,
+            ``user``/``queue``/``partition`` (SWF numbers), ``backfilled`` (bool),
+            ``reservation`` (first planned start, s, or -1).
+        summary: the summary metrics (see :func:`malleo.emulator.metrics.summarize` and
+            docs/metrics.md), plus ``policy``, ``procs``, ``node_procs`` and ``source``.
+        users: per-user ``jobs``, ``bsld_mean``, ``wait_mean``, indexed by user id.
+        dropped: reason -> number of trace jobs not replayed.
+        policy: the policy replayed.
+        meta: the trace's metadata (from ``read_swf``) or None for a table.
+        procs: processors of the machine (P).
+        node_procs: processors per node on a node-exclusive machine, else 0.
+        source: what was replayed (a path, ``"table"`` or the default workload's name).
+        swf_table: the input SWF fields of the replayed jobs (for :meth:`to_swf`).
+    """
+
+    jobs: pd.DataFrame
+    summary: dict[str, Any]
+    users: pd.DataFrame
+    dropped: dict[str, int]
+    policy: Policy
+    meta: Any
+    procs: int
+    node_procs: int
+    source: str
+    swf_table: pd.DataFrame = field(repr=False)
+
+    @functools.cached_property
+    def timeline(self) -> pd.DataFrame:
+        """Utilization and queue length over time (see :func:`metrics.timeline`).
+
+        Computed on first access: one row per distinct submit/start/end time.
+        """
+        j = self.jobs
+        return metrics.timeline(j["submit"].to_numpy(), j["start"].to_numpy(),
+                                j["end"].to_numpy(), j["alloc_procs"].to_numpy(),
+                                j["runtime"].to_numpy(), self.procs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary, dropped counts and policy as JSON-ready plain data."""
+        return _plain({**self.summary, "policy": policy_to_dict(self.policy),
+                       "policy_name": self.policy.describe()})
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write :attr:`jobs` as CSV (header row, no index)."""
+        self.jobs.to_csv(path, index=False)
+
+    def to_parquet(self, path: str | Path) -> None:
+        """Write :attr:`jobs` as Parquet; needs pyarrow (``pip install 'malleo[parquet]'``).
+
+        Raises:
+            MalleoError: pyarrow is not installed.
+        """
+        if importlib.util.find_spec("pyarrow") is None:
+            raise MalleoError(f"{path}: writing Parquet needs pyarrow, which is not "
+                              "installed (pip install 'malleo[parquet]'), or write .csv")
+        self.jobs.to_parquet(path, index=False, engine="pyarrow")
+
+    def to_swf(self, path: str | Path) -> None:
+        """Write the replayed schedule as an SWF trace.
+
+        The input's 18 fields are kept, except ``wait_time`` (the replayed wait),
+        ``run_time`` (the replayed runtime) and ``allocated_procs`` (processors held); the
+        header keeps the trace's, with MaxProcs set to the replayed machine, and a note
+        names the source trace and the policy.  Submit times are unchanged.
+        """
+        from malleo.emulator.swf import TraceMeta, write_swf
+
+        table = self.swf_table.assign(runtime=self.jobs["runtime"].to_numpy(),
+                                      procs=self.jobs["alloc_procs"].to_numpy())
+        meta = dataclasses.replace(self.meta) if self.meta is not None else TraceMeta()
+        meta.max_procs = self.procs
+        if self.node_procs:
+            meta.max_nodes = self.procs // self.node_procs
+        write_swf(path, table, meta, source=self.source, policy=self.policy.describe(),
+                  start=self.jobs["start"].to_numpy())
+
+    def write(self, path: str | Path) -> None:
+        """Write :attr:`jobs` by file extension: ``.csv`` or ``.parquet``.
+
+        Raises:
+            MalleoError: another extension.
+        """
+        suffix = Path(path).suffix.lower()
+        if suffix == ".csv":
+            self.to_csv(path)
+        elif suffix in (".parquet", ".pq"):
+            self.to_parquet(path)
+        else:
+            raise MalleoError(f"{path}: unknown output format {suffix or '(no extension)'!r}: "
+                              "use .csv or .parquet (or --swf-out for SWF)")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars -> Python scalars, NaN -> None, recursively (for JSON)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
