@@ -206,7 +206,7 @@ def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFr
 
     Examples:
         >>> table = generate_lublin(1000, 256, seed=3)
-        >>> table = generate_lublin(1000, 256, load=0.7, estimate_max=36 * 3600 + 7200)
+        >>> table = generate_lublin(1000, 256, load=0.7, estimate_max=72 * 3600)
     """
     _require("jobs", jobs, _is_int(jobs) and jobs >= 1, "an integer >= 1")
     _require("procs", procs, _is_int(procs) and procs >= 1, "an integer >= 1")
@@ -222,7 +222,7 @@ def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFr
 
     size = _sizes(rng, jobs, procs, p)
     run_time = _runtimes(rng, size, p)
-    submit_time = _arrivals(rng, jobs, p, work=float(np.sum(run_time * size)), procs=procs)
+    submit_time = _arrivals(rng, jobs, p, work=float(np.dot(run_time.astype(np.float64), size)), procs=procs)
     user = _users(rng, jobs, p)
     estimate = draw_estimates(run_time, rng, max_estimate=int(p.estimate_max),
                               max_fraction=p.estimate_max_fraction, zipf=p.estimate_zipf)
