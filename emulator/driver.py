@@ -245,12 +245,17 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
               policy: Policy) -> dict[str, np.ndarray]:
     from malleo._core import simulate
 
-    def col(name, dtype):
-        return np.ascontiguousarray(table[name].to_numpy(), dtype=dtype)
+    def col(values, dtype):
+        # pandas hands out read-only views (copy-on-write); the core takes writable
+        # C-contiguous buffers, so copy only when needed.
+        return np.require(values, dtype=dtype, requirements=["C", "W"])
 
-    return simulate(col("submit_time", np.int64), col("runtime", np.int64),
-                    col("estimate", np.int64), np.ascontiguousarray(units, dtype=np.int32),
-                    col("user_id", np.int32), col("queue", np.int32), col("partition", np.int32),
+    return simulate(col(table["submit_time"].to_numpy(), np.int64),
+                    col(table["runtime"].to_numpy(), np.int64),
+                    col(table["estimate"].to_numpy(), np.int64), col(units, np.int32),
+                    col(table["user_id"].to_numpy(), np.int32),
+                    col(table["queue"].to_numpy(), np.int32),
+                    col(table["partition"].to_numpy(), np.int32),
                     int(total_units), policy)
 
 

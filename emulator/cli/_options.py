@@ -76,7 +76,7 @@ def workload_options(func: Callable) -> Callable:
     """Add the machine, slice, trace-reading and metric options to a command.
 
     The command receives ``procs``, ``node_procs``, ``jobs`` (a (start, count) tuple or
-    None), ``lenient``, ``overrun``, ``bsld_threshold``.
+    None), ``lenient``, ``procs_from``, ``overrun``, ``bsld_threshold``.
     """
     options = [
         click.option("--procs", type=click.IntRange(min=1), default=None,
@@ -90,6 +90,10 @@ def workload_options(func: Callable) -> Callable:
                           "order) on an empty machine."),
         click.option("--lenient", is_flag=True,
                      help="Skip malformed trace lines (counted) instead of failing."),
+        click.option("--procs-from", type=click.Choice(("allocated", "requested")),
+                     default="allocated", show_default=True,
+                     help="Which SWF processor field gives a job's size (the other is the "
+                          "fallback when it is missing)."),
         click.option("--overrun", type=click.Choice(("extend", "cut")), default="extend",
                      show_default=True,
                      help="A job that ran longer than requested: extend its estimate to "
@@ -103,9 +107,9 @@ def workload_options(func: Callable) -> Callable:
     return func
 
 
-def read_options(lenient: bool, overrun: str) -> dict[str, Any]:
+def read_options(lenient: bool, procs_from: str, overrun: str) -> dict[str, Any]:
     """The ``read_swf`` keyword options from the CLI's trace-reading flags."""
-    return {"lenient": lenient, "overrun": overrun}
+    return {"lenient": lenient, "procs_from": procs_from, "overrun": overrun}
 
 
 _SPEC = re.compile(r"(?P<order>[a-z0-9]+)\+(?P<backfill>[a-z]+)(?:\(k=(?P<k>\d+)\))?"

@@ -34,8 +34,8 @@ def _check_specs(_ctx, param, values):
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {name, summary, policy} instead of a table.")
 @quiet_option
-def compare(trace, specs, configs, procs, node_procs, jobs, lenient, overrun,
-            bsld_threshold, as_json, quiet) -> None:
+def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
+            overrun, bsld_threshold, as_json, quiet) -> None:
     """Replay TRACE (default: the embedded default workload) once per policy and print the
     metrics side by side, the best value of each metric marked with '*'.
 
@@ -53,7 +53,7 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, overrun,
     results = []
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, overrun))
+        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
         for i, (name, policy) in enumerate(policies, start=1):
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,

@@ -22,7 +22,7 @@ from malleo.emulator.cli._progress import Progress
               help="Write the replayed schedule as an SWF trace (.swf or .swf.gz).")
 @quiet_option
 def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
-           bf_resolution, procs, node_procs, jobs, lenient, overrun, bsld_threshold,
+           bf_resolution, procs, node_procs, jobs, lenient, procs_from, overrun, bsld_threshold,
            as_json, out, swf_out, quiet) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
@@ -41,7 +41,7 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, overrun))
+        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
         progress.step(f"replaying {len(workload.table):,} jobs ({policy.describe()})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold)
