@@ -1,0 +1,193 @@
+"""Slurm backends: one interface (:class:`SlurmBackend`), two implementations.
+
+- :class:`~malleo.plugin.backends.cli.CliBackend` runs Slurm's commands (``squeue --json``,
+  ``sinfo --json``, ``scontrol``, ``sbatch``, ``scancel``) and works with any Slurm that has
+  ``--json`` (21.08+; tested live on 22.05, schema-tested for 24.11).
+- :class:`~malleo.plugin.backends.pyslurm_backend.PyslurmBackend` calls pyslurm, for sites
+  running Slurm 25.11 with the matching pyslurm.
+
+:func:`select_backend` picks pyslurm when it imports and was built for the running Slurm's
+major.minor, else the CLI backend; ``MALLEO_SLURM_BACKEND=cli|pyslurm|auto`` overrides.
+"""
+import abc
+import os
+
+from malleo.plugin.backends.errors import (
+    BackendNotAvailable, InvalidJobId, InvalidRequest, JobStateError, PermissionDenied,
+    SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable)
+from malleo.plugin.backends.model import Job, Node, Partition
+
+__all__ = [
+    "SlurmBackend", "select_backend", "Job", "Node", "Partition",
+    "SlurmError", "SlurmUnavailable", "SlurmCommandError", "InvalidJobId", "JobStateError",
+    "InvalidRequest", "PermissionDenied", "SlurmParseError", "BackendNotAvailable",
+]
+
+
+class SlurmBackend(abc.ABC):
+    """Read a Slurm cluster's state and act on its jobs.
+
+    Units: times are epoch seconds, durations seconds (``None`` = unlimited), sizes nodes and
+    CPUs. Every failure raises a :class:`~malleo.plugin.backends.errors.SlurmError` subclass
+    carrying Slurm's own message; nothing returns an error code.
+    """
+
+    #: Short name used in logs and by MALLEO_SLURM_BACKEND ("cli", "pyslurm").
+    name: str = ""
+
+    # --- reading -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def version(self) -> tuple[int, int, int]:
+        """The running Slurm's (major, minor, micro), e.g. (22, 5, 8)."""
+
+    @abc.abstractmethod
+    def ping(self) -> None:
+        """Return when the controller answers; raise SlurmUnavailable otherwise."""
+
+    @abc.abstractmethod
+    def nodes(self) -> list[Node]:
+        """Every node, once each, with its partitions."""
+
+    @abc.abstractmethod
+    def partitions(self) -> list[Partition]:
+        """Every partition."""
+
+    @abc.abstractmethod
+    def all_jobs(self) -> list[Job]:
+        """Every job the controller still holds (pending, running, recently finished)."""
+
+    @abc.abstractmethod
+    def job(self, job_id: int) -> Job:
+        """One job by id.
+
+        Raises:
+            InvalidJobId: Slurm does not know the id (never existed, or purged).
+        """
+
+    def jobs(self, *, states=None, job_ids=None, user: str | None = None,
+             partition: str | None = None) -> list[Job]:
+        """Jobs filtered client-side (Slurm's JSON output ignores its own filters).
+
+        Args:
+            states: keep jobs whose base state is in this collection (e.g. {"PENDING"}).
+            job_ids: keep these job ids.
+            user: keep this user's jobs.
+            partition: keep jobs of this partition.
+        """
+        states = None if states is None else {s.upper() for s in states}
+        ids = None if job_ids is None else {int(j) for j in job_ids}
+        return [j for j in self.all_jobs()
+                if (states is None or j.state in states)
+                and (ids is None or j.job_id in ids)
+                and (user is None or j.user == user)
+                and (partition is None or j.partition == partition)]
+
+    def pending_jobs(self, **filters) -> list[Job]:
+        """Jobs waiting to start, held or not (state PENDING)."""
+        return [j for j in self.jobs(**filters) if j.is_pending]
+
+    def running_jobs(self, **filters) -> list[Job]:
+        """Jobs holding nodes (running, configuring, completing, suspended)."""
+        return [j for j in self.jobs(**filters) if j.is_running]
+
+    # --- acting ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def set_priority(self, job_id: int, priority: int) -> None:
+        """Set a pending job's priority (Slurm refuses it on a held job: JobStateError)."""
+
+    @abc.abstractmethod
+    def hold(self, job_id: int) -> None:
+        """Hold a pending job (priority 0 until released)."""
+
+    @abc.abstractmethod
+    def release(self, job_id: int) -> None:
+        """Release a held job."""
+
+    @abc.abstractmethod
+    def update_job(self, job_id: int, *, required_nodes=None, num_nodes=None,
+                   time_limit: int | None = None) -> None:
+        """Change a job's ReqNodeList, node count and/or time limit (only what is given).
+
+        Args:
+            required_nodes: node names (list) or host list string; ``[]`` clears it.
+            num_nodes: an int n (means exactly n: ``n-n``) or a (min, max) pair.
+            time_limit: seconds (Slurm keeps whole minutes, rounding up).
+
+        ReqNodeList and NumNodes apply to pending jobs only (JobStateError otherwise).
+        """
+
+    @abc.abstractmethod
+    def resize(self, job_id: int, num_nodes: int) -> None:
+        """Shrink a running job to ``num_nodes`` nodes (Slurm frees the others)."""
+
+    @abc.abstractmethod
+    def cancel(self, job_id: int) -> None:
+        """Cancel a job (pending or running)."""
+
+    @abc.abstractmethod
+    def submit(self, *, script: str | None = None, wrap: str | None = None,
+               nodes=None, ntasks: int | None = None, time_limit: int | None = None,
+               name: str | None = None, partition: str | None = None, hold: bool = False,
+               required_nodes=None, output: str | None = None, workdir: str | None = None,
+               extra_args=()) -> int:
+        """Submit a batch job and return its id.
+
+        Args:
+            script: the batch script's text (with ``#!``), or
+            wrap: a shell command to wrap in a script (exactly one of script/wrap).
+            nodes: node count (int) or (min, max).
+            ntasks: number of tasks.
+            time_limit: seconds.
+            name: job name.
+            partition: partition name.
+            hold: submit held (priority 0).
+            required_nodes: node names or host list (sbatch -w).
+            output: stdout/stderr path (Slurm's default: slurm-<id>.out in workdir).
+            workdir: working directory of the job.
+            extra_args: further sbatch options, passed as they are (CLI backend only).
+        """
+
+
+def _version_prefix(text: str) -> tuple[int, int] | None:
+    parts = [p for p in str(text).replace("-", ".").split(".") if p.isdigit()]
+    return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else None
+
+
+def select_backend(conf: str | None = None, kind: str | None = None) -> SlurmBackend:
+    """The backend to use for the cluster described by ``conf`` (a slurm.conf path).
+
+    Args:
+        conf: slurm.conf path; None uses the environment's SLURM_CONF or Slurm's default.
+        kind: "auto" (default), "cli" or "pyslurm"; None reads MALLEO_SLURM_BACKEND.
+
+    "auto" returns the pyslurm backend when ``import pyslurm`` works and pyslurm's Slurm
+    major.minor equals the running Slurm's (read with ``sinfo --version``), else the CLI backend.
+
+    Raises:
+        BackendNotAvailable: kind="pyslurm" where pyslurm does not import or does not match.
+        ValueError: an unknown kind.
+    """
+    from malleo.plugin.backends.cli import CliBackend
+
+    kind = (kind or os.environ.get("MALLEO_SLURM_BACKEND") or "auto").lower()
+    if kind not in ("auto", "cli", "pyslurm"):
+        raise ValueError(f"MALLEO_SLURM_BACKEND/kind {kind!r}: expected auto, cli or pyslurm")
+    cli = CliBackend(conf=conf)
+    if kind == "cli":
+        return cli
+    from malleo.plugin.backends import pyslurm_backend
+
+    reason = pyslurm_backend.unavailable_reason()
+    if reason is None:
+        built_for = _version_prefix(pyslurm_backend.pyslurm_slurm_version())
+        running = cli.version()[:2]
+        if built_for == running:
+            return pyslurm_backend.PyslurmBackend(conf=conf)
+        reason = (f"pyslurm was built for Slurm {built_for[0]}.{built_for[1]:02d} but the "
+                  f"cluster runs {running[0]}.{running[1]:02d}" if built_for else
+                  "pyslurm does not report its Slurm version")
+    if kind == "pyslurm":
+        raise BackendNotAvailable(f"the pyslurm backend cannot be used: {reason}")
+    return cli

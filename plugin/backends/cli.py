@@ -1,0 +1,237 @@
+"""The CLI/JSON backend: Slurm's own commands, which exist wherever Slurm does.
+
+Reads with ``squeue --json`` (jobs), ``sinfo -N --json`` (nodes), ``scontrol show partition -o``
+and ``scontrol show job -o`` (partitions, one job); acts with ``scontrol update|hold|release``,
+``scancel`` and ``sbatch --parsable``. Each command runs with ``SLURM_CONF`` set to the
+backend's ``conf`` (when given) and a timeout; every failure becomes a typed SlurmError with
+Slurm's message. A message no pattern recognises is checked against ``scontrol ping``: a
+controller that does not answer makes it SlurmUnavailable.
+"""
+import json
+import math
+import os
+import subprocess
+
+from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
+from malleo.plugin.backends.errors import (
+    SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
+from malleo.plugin.backends.model import Job, Node, Partition
+
+
+def slurm_duration(seconds: int) -> str:
+    """``D-HH:MM:SS`` for a positive number of seconds, rounded up to whole minutes (Slurm's unit)."""
+    if seconds <= 0:
+        raise ValueError(f"time limit {seconds} s: must be positive")
+    minutes = math.ceil(seconds / 60)
+    d, rem = divmod(minutes, 24 * 60)
+    h, m = divmod(rem, 60)
+    return f"{d}-{h:02d}:{m:02d}:00"
+
+
+def _node_range(num_nodes) -> str:
+    if isinstance(num_nodes, (tuple, list)):
+        lo, hi = num_nodes
+    else:
+        lo = hi = int(num_nodes)
+    if not 1 <= lo <= hi:
+        raise ValueError(f"node count {num_nodes!r}: need 1 <= min <= max")
+    return f"{lo}-{hi}"
+
+
+def _hostlist_arg(nodes) -> str:
+    return nodes if isinstance(nodes, str) else hostlist.compress(nodes)
+
+
+class CliBackend(SlurmBackend):
+    """Slurm through its command-line tools.
+
+    Args:
+        conf: slurm.conf to use (sets SLURM_CONF for every command); None inherits the
+            environment's.
+        timeout: seconds before a command counts as hung (SlurmUnavailable).
+    """
+
+    name = "cli"
+
+    def __init__(self, conf: str | None = None, timeout: float = 60.0):
+        self.conf = conf
+        self.timeout = timeout
+        self._env = dict(os.environ)
+        if conf is not None:
+            self._env["SLURM_CONF"] = str(conf)
+
+    # --- running commands -----------------------------------------------------------------
+
+    def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False) -> str:
+        """Run a Slurm command and return its stdout; raise a typed SlurmError on failure.
+
+        ``check_stderr`` treats an ``error:`` line on stderr as failure even with exit 0
+        (scancel reports unknown jobs that way).
+        """
+        try:
+            proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                                  env=self._env, timeout=self.timeout)
+        except FileNotFoundError:
+            raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
+                                   f"(slurm-client) and on PATH?") from None
+        except subprocess.TimeoutExpired:
+            raise SlurmUnavailable(f"{' '.join(argv)}: no answer within {self.timeout:g} s") from None
+        err = proc.stderr.strip()
+        failed = proc.returncode != 0 or (check_stderr and "error:" in err)
+        if failed:
+            raise self._error(err or proc.stdout.strip() or f"exit status {proc.returncode}",
+                              argv, proc.returncode)
+        return proc.stdout
+
+    def _error(self, message: str, argv: list[str], returncode: int | None) -> SlurmError:
+        known = classify(message, argv, returncode)
+        if known is not None:
+            return known
+        if argv[:2] != ["scontrol", "ping"] and not self._controller_answers():
+            return SlurmUnavailable(f"{message} ({' '.join(argv)}); slurmctld does not answer "
+                                    f"'scontrol ping'")
+        return SlurmCommandError(message, argv, returncode)
+
+    def _controller_answers(self) -> bool:
+        try:
+            proc = subprocess.run(["scontrol", "ping"], capture_output=True, text=True,
+                                  env=self._env, timeout=self.timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return proc.returncode == 0 and " is UP" in proc.stdout
+
+    def _json(self, argv: list[str]) -> dict:
+        out = self._run(argv)
+        try:
+            doc = json.loads(out)
+        except json.JSONDecodeError as exc:
+            raise SlurmParseError(f"{' '.join(argv)}: output is not JSON ({exc})") from None
+        problems = parse_json.errors(doc)
+        if problems:
+            # squeue/sinfo --json exit 0 and list errors in the document (22.05 says only
+            # "Unspecified error" when the controller is unreachable).
+            raise self._error("; ".join(problems), argv, 0)
+        return doc
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def version(self) -> tuple[int, int, int]:
+        """(major, minor, micro) from ``sinfo --version`` (``slurm-wlm 22.05.8``, ``slurm 24.11.5``)."""
+        out = self._run(["sinfo", "--version"]).split()
+        nums = out[-1].split("-")[0].split(".") if out else []
+        try:
+            return int(nums[0]), int(nums[1]), int(nums[2]) if len(nums) > 2 else 0
+        except (IndexError, ValueError):
+            raise SlurmParseError(f"sinfo --version: cannot read {' '.join(out)!r}") from None
+
+    def ping(self) -> None:
+        """Raise SlurmUnavailable unless ``scontrol ping`` reports the controller UP."""
+        try:
+            out = self._run(["scontrol", "ping"])
+        except SlurmCommandError as exc:
+            raise SlurmUnavailable(exc.message) from None
+        if " is UP" not in out:
+            raise SlurmUnavailable(out.strip() or "scontrol ping: no controller is UP")
+
+    def nodes(self) -> list[Node]:
+        return parse_json.nodes_from_sinfo(self._json(["sinfo", "-N", "--json"]))
+
+    def partitions(self) -> list[Partition]:
+        out = self._run(["scontrol", "show", "partition", "-o"])
+        return [parse_scontrol.partition(r) for r in parse_scontrol.records(out)]
+
+    def all_jobs(self) -> list[Job]:
+        return parse_json.jobs_from_squeue(self._json(["squeue", "--json"]))
+
+    def job(self, job_id: int) -> Job:
+        out = self._run(["scontrol", "show", "job", "-o", str(int(job_id))])
+        recs = parse_scontrol.records(out)
+        if not recs:
+            raise SlurmParseError(f"scontrol show job {job_id}: empty output")
+        return parse_scontrol.job(recs[0])
+
+    def node(self, name: str) -> Node:
+        """One node by name, from ``scontrol show node -o``."""
+        recs = parse_scontrol.records(self._run(["scontrol", "show", "node", "-o", name]))
+        if not recs:
+            raise SlurmParseError(f"scontrol show node {name}: empty output")
+        return parse_scontrol.node(recs[0])
+
+    # --- acting ----------------------------------------------------------------------------
+
+    def _update(self, job_id: int, **fields: str) -> None:
+        argv = ["scontrol", "update", f"JobId={int(job_id)}"]
+        argv += [f"{k}={v}" for k, v in fields.items()]
+        self._run(argv)
+
+    def set_priority(self, job_id: int, priority: int) -> None:
+        if priority < 0:
+            raise ValueError(f"priority {priority}: must be >= 0")
+        self._update(job_id, Priority=str(int(priority)))
+
+    def hold(self, job_id: int) -> None:
+        self._run(["scontrol", "hold", str(int(job_id))])
+
+    def release(self, job_id: int) -> None:
+        self._run(["scontrol", "release", str(int(job_id))])
+
+    def update_job(self, job_id: int, *, required_nodes=None, num_nodes=None,
+                   time_limit: int | None = None) -> None:
+        fields: dict[str, str] = {}
+        if required_nodes is not None:
+            fields["ReqNodeList"] = _hostlist_arg(required_nodes)
+        if num_nodes is not None:
+            # Slurm refuses a plain count for pending jobs ("NumNodes=3"); a range works.
+            fields["NumNodes"] = _node_range(num_nodes)
+        if time_limit is not None:
+            fields["TimeLimit"] = slurm_duration(time_limit)
+        if not fields:
+            raise ValueError("update_job: nothing to change")
+        self._update(job_id, **fields)
+
+    def resize(self, job_id: int, num_nodes: int) -> None:
+        if num_nodes < 1:
+            raise ValueError(f"resize to {num_nodes} nodes: need at least 1")
+        # On a running job a plain count shrinks it (a range is refused there).
+        self._update(job_id, NumNodes=str(int(num_nodes)))
+
+    def cancel(self, job_id: int) -> None:
+        # scancel exits 0 for unknown ids; -v makes it print the error, which _run checks.
+        self._run(["scancel", "-v", str(int(job_id))], check_stderr=True)
+
+    def submit(self, *, script: str | None = None, wrap: str | None = None,
+               nodes=None, ntasks: int | None = None, time_limit: int | None = None,
+               name: str | None = None, partition: str | None = None, hold: bool = False,
+               required_nodes=None, output: str | None = None, workdir: str | None = None,
+               extra_args=()) -> int:
+        if (script is None) == (wrap is None):
+            raise ValueError("submit: give exactly one of script= and wrap=")
+        argv = ["sbatch", "--parsable"]
+        if nodes is not None:
+            argv.append("--nodes=" + (_node_range(nodes) if isinstance(nodes, (tuple, list))
+                                      else str(int(nodes))))
+        if ntasks is not None:
+            argv.append(f"--ntasks={int(ntasks)}")
+        if time_limit is not None:
+            argv.append("--time=" + slurm_duration(time_limit))
+        if name is not None:
+            argv.append(f"--job-name={name}")
+        if partition is not None:
+            argv.append(f"--partition={partition}")
+        if hold:
+            argv.append("--hold")
+        if required_nodes is not None:
+            argv.append("--nodelist=" + _hostlist_arg(required_nodes))
+        if output is not None:
+            argv.append(f"--output={output}")
+        if workdir is not None:
+            argv.append(f"--chdir={workdir}")
+        argv += list(extra_args)
+        if wrap is not None:
+            argv.append(f"--wrap={wrap}")
+        out = self._run(argv, stdin=script)
+        # --parsable prints "<id>" or "<id>;<cluster>".
+        first = out.strip().split(";")[0]
+        if not first.isdigit():
+            raise SlurmParseError(f"sbatch --parsable printed {out.strip()!r}, not a job id")
+        return int(first)

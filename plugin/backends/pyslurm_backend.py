@@ -1,0 +1,218 @@
+"""The pyslurm backend, for sites running Slurm 25.11 with pyslurm 25.11.
+
+Written against pyslurm's documented API (pyslurm.github.io, 25.11): ``pyslurm.Jobs.load()``,
+``pyslurm.Job.load(id)``, ``Job.modify(JobSubmitDescription(...))``, ``Job.hold()``,
+``Job.release()``, ``Job.cancel()``, ``JobSubmitDescription(...).submit()``,
+``pyslurm.Nodes.load()``, ``pyslurm.Partitions.load()``, ``pyslurm.RPCError``.
+
+NOT EXERCISED: pyslurm 25.11 does not build against the Slurm Debian ships (22.05 on Debian 12,
+24.11 on Debian 13: "Slurm version mismatch"), so this module has run only as far as its
+import guard on malleo's test machines; its tests skip with that reason. The CLI backend is
+the tested one. Units follow the interface: pyslurm's minutes become seconds here.
+"""
+import os
+
+from malleo.plugin.backends import SlurmBackend, hostlist
+from malleo.plugin.backends.errors import (
+    BackendNotAvailable, SlurmCommandError, SlurmError, SlurmUnavailable, classify)
+from malleo.plugin.backends.model import Job, Node, Partition
+
+try:  # pragma: no cover - depends on the site
+    import pyslurm
+    _IMPORT_ERROR: Exception | None = None
+except Exception as exc:  # ImportError, or a version-mismatch error raised at import
+    pyslurm = None
+    _IMPORT_ERROR = exc
+
+SKIP_REASON = ("pyslurm is not importable here: pyslurm 25.11 builds only against Slurm 25.11 "
+               "and this machine runs Debian's Slurm (22.05 on Debian 12, 24.11 on Debian 13); "
+               "the pyslurm backend has not been exercised on it")
+
+
+def unavailable_reason() -> str | None:
+    """None when pyslurm imports, else why the pyslurm backend cannot run here."""
+    if pyslurm is not None:
+        return None
+    return f"{SKIP_REASON} (import error: {_IMPORT_ERROR})"
+
+
+def pyslurm_slurm_version() -> str:
+    """The Slurm version pyslurm was built for (pyslurm's versions follow Slurm's major.minor)."""
+    for attr in ("slurm_version", "version"):
+        fn = getattr(pyslurm, attr, None)
+        if callable(fn):
+            return str(fn())
+    return str(getattr(pyslurm, "__version__", ""))
+
+
+def _minutes_to_seconds(value) -> int | None:
+    if value is None or isinstance(value, str):  # None / "UNLIMITED"
+        return None
+    return int(value) * 60
+
+
+def _time_str(seconds: int) -> str:
+    from malleo.plugin.backends.cli import slurm_duration
+    return slurm_duration(seconds)
+
+
+def _translate(exc: Exception, rpc: str) -> SlurmError:
+    message = str(exc)
+    return classify(message, [rpc]) or SlurmCommandError(message, [rpc])
+
+
+class PyslurmBackend(SlurmBackend):
+    """Slurm through pyslurm's RPC bindings.
+
+    Args:
+        conf: slurm.conf path; exported as SLURM_CONF before pyslurm's first RPC (libslurm
+            reads it once per process).
+
+    Raises:
+        BackendNotAvailable: pyslurm does not import here.
+    """
+
+    name = "pyslurm"
+
+    def __init__(self, conf: str | None = None):
+        reason = unavailable_reason()
+        if reason is not None:
+            raise BackendNotAvailable(reason)
+        if conf is not None:
+            os.environ["SLURM_CONF"] = str(conf)
+
+    def _call(self, rpc: str, fn, *args):
+        try:
+            return fn(*args)
+        except pyslurm.RPCError as exc:
+            raise _translate(exc, rpc) from None
+
+    # --- reading -------------------------------------------------------------------------
+
+    def version(self) -> tuple[int, int, int]:
+        parts = [int(p) for p in pyslurm_slurm_version().split("-")[0].split(".")[:3] if p.isdigit()]
+        return tuple((parts + [0, 0, 0])[:3])
+
+    def ping(self) -> None:
+        try:
+            pyslurm.Partitions.load()
+        except pyslurm.RPCError as exc:
+            raise SlurmUnavailable(str(exc)) from None
+
+    def nodes(self) -> list[Node]:
+        out = []
+        for node in self._call("slurm_load_node", pyslurm.Nodes.load).values():
+            base, *flags = str(node.state or "UNKNOWN").upper().split("+")
+            out.append(Node(name=node.name, state=base, flags=tuple(flags),
+                            cpus=int(node.total_cpus or 0),
+                            alloc_cpus=int(getattr(node, "allocated_cpus", 0) or 0),
+                            partitions=tuple(node.partitions or ())))
+        return out
+
+    def partitions(self) -> list[Partition]:
+        out = []
+        for part in self._call("slurm_load_partitions", pyslurm.Partitions.load).values():
+            out.append(Partition(name=part.name, nodes=tuple(hostlist.expand(part.nodes)),
+                                 total_cpus=int(part.total_cpus or 0),
+                                 max_time=_minutes_to_seconds(part.max_time),
+                                 state=str(part.state or "UP").upper(),
+                                 is_default=bool(part.is_default)))
+        return out
+
+    @staticmethod
+    def _job(pj) -> Job:
+        state = str(pj.state or "UNKNOWN").upper()
+        started = state != "PENDING"
+        reason = pj.state_reason or ""
+        reason = "" if reason == "None" else reason
+        return Job(
+            job_id=int(pj.id), name=pj.name or "", user=pj.user_name or "",
+            user_id=pj.user_id, partition=pj.partition or "", state=state, reason=reason,
+            submit_time=int(pj.submit_time or 0),
+            start_time=int(pj.start_time) if started and pj.start_time else None,
+            expected_start=int(pj.start_time) if not started and pj.start_time else None,
+            end_time=int(pj.end_time) if started and pj.end_time else None,
+            time_limit=_minutes_to_seconds(pj.time_limit),
+            num_nodes=int(pj.num_nodes or 0), num_cpus=int(pj.cpus or 0),
+            priority=int(pj.priority or 0),
+            node_list=tuple(hostlist.expand(pj.allocated_nodes)) if started else (),
+            required_nodes=tuple(hostlist.expand(pj.required_nodes)),
+            is_held=state == "PENDING" and reason.startswith("JobHeld"))
+
+    def all_jobs(self) -> list[Job]:
+        return [self._job(j) for j in self._call("slurm_load_jobs", pyslurm.Jobs.load).values()]
+
+    def job(self, job_id: int) -> Job:
+        return self._job(self._call("slurm_load_job", pyslurm.Job.load, int(job_id)))
+
+    # --- acting ----------------------------------------------------------------------------
+
+    def _modify(self, job_id: int, **changes) -> None:
+        desc = pyslurm.JobSubmitDescription(**changes)
+        self._call("slurm_update_job", pyslurm.Job(int(job_id)).modify, desc)
+
+    def set_priority(self, job_id: int, priority: int) -> None:
+        if priority < 0:
+            raise ValueError(f"priority {priority}: must be >= 0")
+        self._modify(job_id, priority=int(priority))
+
+    def hold(self, job_id: int) -> None:
+        self._call("slurm_update_job", pyslurm.Job(int(job_id)).hold)
+
+    def release(self, job_id: int) -> None:
+        self._call("slurm_update_job", pyslurm.Job(int(job_id)).release)
+
+    def update_job(self, job_id: int, *, required_nodes=None, num_nodes=None,
+                   time_limit: int | None = None) -> None:
+        changes = {}
+        if required_nodes is not None:
+            changes["required_nodes"] = (required_nodes if isinstance(required_nodes, str)
+                                         else hostlist.compress(required_nodes))
+        if num_nodes is not None:
+            lo, hi = num_nodes if isinstance(num_nodes, (tuple, list)) else (num_nodes, num_nodes)
+            changes["nodes"] = {"min": int(lo), "max": int(hi)}
+        if time_limit is not None:
+            changes["time_limit"] = _time_str(time_limit)
+        if not changes:
+            raise ValueError("update_job: nothing to change")
+        self._modify(job_id, **changes)
+
+    def resize(self, job_id: int, num_nodes: int) -> None:
+        if num_nodes < 1:
+            raise ValueError(f"resize to {num_nodes} nodes: need at least 1")
+        self._modify(job_id, nodes=int(num_nodes))
+
+    def cancel(self, job_id: int) -> None:
+        self._call("slurm_kill_job", pyslurm.Job(int(job_id)).cancel)
+
+    def submit(self, *, script: str | None = None, wrap: str | None = None,
+               nodes=None, ntasks: int | None = None, time_limit: int | None = None,
+               name: str | None = None, partition: str | None = None, hold: bool = False,
+               required_nodes=None, output: str | None = None, workdir: str | None = None,
+               extra_args=()) -> int:
+        if (script is None) == (wrap is None):
+            raise ValueError("submit: give exactly one of script= and wrap=")
+        if extra_args:
+            raise ValueError("submit: extra_args (raw sbatch options) need the CLI backend")
+        desc = {"script": script if script is not None else f"#!/bin/sh\n{wrap}\n",
+                "working_directory": workdir or os.getcwd()}
+        if nodes is not None:
+            lo, hi = nodes if isinstance(nodes, (tuple, list)) else (nodes, nodes)
+            desc["nodes"] = {"min": int(lo), "max": int(hi)}
+        if ntasks is not None:
+            desc["ntasks"] = int(ntasks)
+        if time_limit is not None:
+            desc["time_limit"] = _time_str(time_limit)
+        if name is not None:
+            desc["name"] = name
+        if partition is not None:
+            desc["partitions"] = partition
+        if hold:
+            desc["priority"] = 0  # pyslurm's documented equivalent of sbatch --hold
+        if required_nodes is not None:
+            desc["required_nodes"] = (required_nodes if isinstance(required_nodes, str)
+                                      else hostlist.compress(required_nodes))
+        if output is not None:
+            desc["standard_output"] = output
+        sub = pyslurm.JobSubmitDescription(**desc)
+        return int(self._call("slurm_submit_batch_job", sub.submit))

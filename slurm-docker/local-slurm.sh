@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# A real Slurm on this machine, without systemd or Docker: munged, slurmctld and N slurmd
+# (virtual nodes n1..nN on 127.0.0.1, one port each), all files in one private directory.
+#
+#   local-slurm.sh up     [--nodes N] [--cpus C] [--dir DIR]   start, wait until every node is idle,
+#                                                                print "export SLURM_CONF=..."
+#   local-slurm.sh down   [--dir DIR]                           cancel all jobs, stop exactly the
+#                                                                processes "up" started, wipe DIR
+#   local-slurm.sh status [--dir DIR]                           recorded daemons, ping, sinfo
+#
+# DIR defaults to <repo>/.local-slurm (git-ignored). Needs root (munged and slurmd run as root)
+# and Debian's munge, slurmctld, slurmd and slurm-client (slurm-docker/install-deps.sh).
+# Ports: the first free block of N+1 TCP ports from 17000 up (controller, then one per node),
+# so several clusters (one per DIR) can run side by side.
+# Exit status: 0 done; 1 failed (the reason on stderr, logs under DIR/log); 2 bad usage.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(dirname "$here")"
+marker=".malleo-local-slurm"
+
+die() { echo "local-slurm: $*" >&2; exit 1; }
+
+cmd="${1:-}"
+[ -n "$cmd" ] && shift
+nodes=16 cpus=2 dir="$repo/.local-slurm"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --nodes) nodes="${2:?--nodes needs a value}"; shift 2 ;;
+        --cpus) cpus="${2:?--cpus needs a value}"; shift 2 ;;
+        --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
+        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,9p' "$0" >&2; exit 2 ;;
+    esac
+done
+case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
+case "$cpus" in ''|*[!0-9]*) echo "local-slurm: --cpus must be a positive integer" >&2; exit 2 ;; esac
+[ "$nodes" -ge 1 ] || { echo "local-slurm: --nodes must be >= 1" >&2; exit 2; }
+mkdir -p "$dir" 2>/dev/null || true
+dir="$(cd "$dir" 2>/dev/null && pwd || echo "$dir")"
+conf="$dir/etc/slurm.conf"
+pids="$dir/run/pids"
+
+# --- helpers -------------------------------------------------------------------------------
+
+is_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+# The PID recorded for NAME if that process still runs the program we started.
+recorded_pid() {
+    local name="$1" pid prog
+    [ -f "$pids" ] || return 1
+    read -r _ pid prog < <(grep "^$name " "$pids" || true) || return 1
+    [ -n "${pid:-}" ] && is_alive "$pid" || return 1
+    # Guard against PID reuse: the process must still run the recorded program.
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$prog" || return 1
+    echo "$pid"
+}
+
+# Start a daemon in its own session, output to a log, and record "NAME PID PROGRAM".
+start_daemon() {
+    local name="$1" log="$2"; shift 2
+    setsid "$@" >"$log" 2>&1 </dev/null &
+    local pid=$!
+    echo "$name $pid $1" >>"$pids"
+}
+
+free_port_base() {
+    local need=$(( nodes + 1 )) used base p ok
+    used=" $(ss -Hltn 2>/dev/null | awk '{n=split($4,a,":"); print a[n]}' | tr '\n' ' ') "
+    for (( base = 17000; base + need < 60000; base += need )); do
+        ok=1
+        for (( p = base; p < base + need; p++ )); do
+            case "$used" in *" $p "*) ok=0; break ;; esac
+        done
+        [ "$ok" = 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+slurm_env() { SLURM_CONF="$conf" "$@"; }
+
+controller_up() { slurm_env scontrol ping 2>/dev/null | grep -q 'is UP'; }
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: poll every 0.1 s
+    local limit="$1" what="$2"; shift 2
+    local deadline=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+    until "$@"; do
+        if [ $(( $(date +%s%N) / 1000000 )) -ge "$deadline" ]; then
+            echo "local-slurm: timed out after ${limit}s waiting for $what" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+all_nodes_idle() {
+    local idle
+    idle=$(slurm_env sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+    [ "$idle" -eq "$nodes" ]
+}
+
+# --- commands ------------------------------------------------------------------------------
+
+do_up() {
+    [ "$(id -u)" -eq 0 ] || die "must run as root (munged and slurmd run as root); try sudo"
+    local prog
+    for prog in munged mungekey slurmctld slurmd scontrol sinfo squeue scancel; do
+        command -v "$prog" >/dev/null || die "$prog not found: run slurm-docker/install-deps.sh as root"
+    done
+    if [ -f "$pids" ] && recorded_pid slurmctld >/dev/null; then
+        if controller_up; then
+            echo "local-slurm: already up in $dir" >&2
+            echo "export SLURM_CONF=$conf"
+            return 0
+        fi
+        die "a previous cluster in $dir is half up: run '$0 down --dir $dir' first"
+    fi
+    rm -rf "$dir"/{etc,state,spool,log,run,munge,tmp}
+    mkdir -p "$dir"/{etc,state,spool,log,run,munge,tmp}
+    touch "$dir/$marker"
+    chmod 0700 "$dir/munge"
+    : >"$pids"
+
+    local t0 base host
+    t0=$(date +%s%N)
+    base=$(free_port_base) || die "no free block of $((nodes + 1)) TCP ports between 17000 and 60000"
+    host=$(hostname -s)
+
+    bash "$here/slurm-conf.sh" --out "$conf" \
+        --controller "$host" --controller-addr 127.0.0.1 --controller-port "$base" \
+        --state-dir "$dir/state" --spool-dir "$dir/spool" --log-dir "$dir/log" \
+        --run-dir "$dir/run" --tmp-dir "$dir/tmp" \
+        --nodes "n[1-$nodes]" --cpus "$cpus" --node-hostname "$host" --node-addr 127.0.0.1 \
+        --node-port "$((base + 1))-$((base + nodes))" \
+        --munge-socket "$dir/munge/munge.socket"
+    local n
+    for (( n = 1; n <= nodes; n++ )); do mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"; done
+
+    mungekey --create --keyfile="$dir/munge/munge.key" --force 2>"$dir/log/mungekey.log" \
+        || die "mungekey failed: $(cat "$dir/log/mungekey.log")"
+    chmod 0600 "$dir/munge/munge.key"
+    start_daemon munged "$dir/log/munged.out" munged --foreground --force \
+        --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+        --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
+        --seed-file="$dir/munge/munged.seed"
+    wait_for 10 "munged's socket" test -S "$dir/munge/munge.socket" \
+        || die "munged did not start: $(tail -3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
+
+    start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
+    wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
+        || die "slurmctld did not come up: $(tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
+
+    for (( n = 1; n <= nodes; n++ )); do
+        start_daemon "slurmd-n$n" "$dir/log/slurmd-n$n.out" slurmd -D -f "$conf" -N "n$n"
+    done
+    wait_for 60 "$nodes nodes to be idle" all_nodes_idle \
+        || die "nodes did not become idle: $(slurm_env sinfo -N 2>&1 | head -20)"
+
+    local t1
+    t1=$(date +%s%N)
+    echo "local-slurm: $nodes nodes idle in $(( (t1 - t0) / 1000000 )) ms; config $conf" >&2
+    echo "export SLURM_CONF=$conf"
+}
+
+stop_pid() {  # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL
+    local pid="$1" i
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for (( i = 0; i < 100; i++ )); do
+        is_alive "$pid" || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+no_jobs_left() { [ -z "$(slurm_env squeue -h -o %i 2>/dev/null)" ]; }
+
+do_down() {
+    if [ ! -f "$dir/$marker" ]; then
+        echo "local-slurm: nothing to stop in $dir (no $marker)" >&2
+        return 0
+    fi
+    local t0 name pid prog jobs
+    t0=$(date +%s%N)
+    if recorded_pid slurmctld >/dev/null && controller_up; then
+        jobs=$(slurm_env squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+        if [ -n "${jobs// /}" ]; then
+            # shellcheck disable=SC2086
+            slurm_env scancel $jobs 2>/dev/null || true
+            wait_for 15 "cancelled jobs to finish" no_jobs_left || true
+        fi
+    fi
+    # The Slurm daemons in parallel (each takes 1-2 s to shut down), then munged, which they use
+    # until they exit.
+    if [ -f "$pids" ]; then
+        while read -r name pid prog; do
+            case "$name" in
+                slurmd-*|slurmctld) if pid=$(recorded_pid "$name"); then stop_pid "$pid" & fi ;;
+            esac
+        done <"$pids"
+        wait
+        if pid=$(recorded_pid munged); then stop_pid "$pid"; fi
+    fi
+    rm -rf "$dir"/{etc,state,spool,log,run,munge,tmp} "$dir/$marker"
+    rmdir "$dir" 2>/dev/null || true
+    echo "local-slurm: stopped and wiped $dir in $(( ($(date +%s%N) - t0) / 1000000 )) ms" >&2
+}
+
+do_status() {
+    if [ ! -f "$pids" ]; then
+        echo "local-slurm: no cluster recorded in $dir"
+        return 1
+    fi
+    local name pid prog alive=0 dead=0
+    while read -r name pid prog; do
+        if recorded_pid "$name" >/dev/null; then alive=$((alive + 1)); else
+            dead=$((dead + 1)); echo "  $name (pid $pid) is not running"
+        fi
+    done <"$pids"
+    echo "local-slurm: $dir: $alive daemons running, $dead stopped"
+    echo "export SLURM_CONF=$conf"
+    if controller_up; then
+        slurm_env sinfo
+        [ "$dead" -eq 0 ]
+    else
+        echo "local-slurm: slurmctld does not answer"
+        return 1
+    fi
+}
+
+case "$cmd" in
+    up) do_up ;;
+    down) do_down ;;
+    status) do_status ;;
+    *) sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac

@@ -1,0 +1,109 @@
+"""The real local Slurm for ``slurm``-marked tests: one cluster per pytest session.
+
+``slurm_cluster`` uses the cluster named by ``SLURM_CONF`` when ``scontrol ping`` reports it UP;
+otherwise it starts one with ``slurm-docker/local-slurm.sh up`` in a private temporary
+directory (16 nodes) and stops it with ``down`` at the end of the session.
+
+Without root or without Slurm's binaries the slurm tests skip with the reason, unless
+``MALLEO_REQUIRE_SLURM=1`` (set by tests/run-suite.sh when it runs as root, i.e. under
+``make test`` in CI): then they fail, so a CI machine cannot silently skip them. A cluster
+that should start but does not is always a failure.
+"""
+import dataclasses
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "slurm-docker" / "local-slurm.sh"
+NODES = 16
+BINARIES = ("munged", "mungekey", "slurmctld", "slurmd", "scontrol", "sinfo", "squeue",
+            "sbatch", "scancel")
+
+
+@dataclasses.dataclass
+class SlurmCluster:
+    """A live cluster: its slurm.conf, a CLI backend on it, and its node names."""
+
+    conf: str
+    started_here: bool
+    directory: str | None = None
+
+    @property
+    def backend(self):
+        from malleo.plugin.backends.cli import CliBackend
+
+        return CliBackend(conf=self.conf)
+
+    @property
+    def node_names(self) -> list[str]:
+        return sorted((n.name for n in self.backend.nodes()),
+                      key=lambda s: (len(s), s))
+
+
+def _answers(conf: str) -> bool:
+    try:
+        proc = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=20,
+                              env=dict(os.environ, SLURM_CONF=conf))
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and " is UP" in proc.stdout
+
+
+def _why_not_startable() -> str | None:
+    missing = [b for b in BINARIES if shutil.which(b) is None]
+    if missing:
+        return ("Slurm is not installed here (missing " + ", ".join(missing)
+                + "): run 'sudo bash slurm-docker/install-deps.sh'")
+    if os.geteuid() != 0:
+        return "starting the local Slurm needs root (munged and slurmd run as root)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """The session's live Slurm (see the module docstring for where it comes from)."""
+    conf = os.environ.get("SLURM_CONF")
+    if conf and _answers(conf):
+        yield SlurmCluster(conf=conf, started_here=False)
+        return
+    reason = _why_not_startable()
+    if reason is not None:
+        if os.environ.get("MALLEO_REQUIRE_SLURM") == "1":
+            pytest.fail(f"MALLEO_REQUIRE_SLURM=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    directory = tempfile.mkdtemp(prefix="malleo-slurm-")
+    proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", str(NODES), "--dir", directory],
+                          capture_output=True, text=True, timeout=180)
+    exports = [line for line in proc.stdout.splitlines() if line.startswith("export SLURM_CONF=")]
+    if proc.returncode != 0 or not exports:
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory], capture_output=True)
+        pytest.fail(f"local-slurm.sh up failed (exit {proc.returncode}):\n{proc.stderr}",
+                    pytrace=False)
+    cluster = SlurmCluster(conf=exports[-1].split("=", 1)[1], started_here=True,
+                           directory=directory)
+    try:
+        yield cluster
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
+                       capture_output=True, text=True, timeout=180)
+
+
+@pytest.fixture
+def slurm_jobs(slurm_cluster):
+    """A list the test appends its job ids to; every one still known is cancelled afterwards."""
+    from malleo.plugin.backends.errors import SlurmError
+
+    ids: list[int] = []
+    yield ids
+    backend = slurm_cluster.backend
+    for job_id in ids:
+        try:
+            if not backend.job(job_id).is_finished:
+                backend.cancel(job_id)
+        except SlurmError:
+            pass
