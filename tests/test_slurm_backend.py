@@ -112,6 +112,24 @@ def test_higher_priority_starts_first(slurm_cluster, slurm_jobs):
     assert backend.job(low).is_pending
 
 
+def test_start_order_follows_priorities(slurm_cluster, slurm_jobs):
+    """Queued whole-cluster jobs start one after another in decreasing priority order."""
+    backend = slurm_cluster.backend
+    everything = len(slurm_cluster.node_names)
+    blocker = submit(backend, slurm_jobs, nodes=everything, time_limit=120)
+    wait_until(lambda: running(backend, blocker), 30, "the blocker to start")
+    priorities = [100, 400, 200, 300]
+    queued = [submit(backend, slurm_jobs, nodes=everything, time_limit=60, wrap="sleep 1")
+              for _ in priorities]
+    for job_id, prio in zip(queued, priorities):
+        backend.set_priority(job_id, prio)
+    backend.cancel(blocker)
+    done = wait_until(lambda: (lambda js: js if all(j.state == "COMPLETED" for j in js) else None)(
+        [backend.job(j) for j in queued]), 60, "the four queued jobs to complete")
+    by_start = [j.priority for j in sorted(done, key=lambda j: j.start_time)]
+    assert by_start == sorted(priorities, reverse=True)
+
+
 def test_update_pending_job_then_start_on_required_nodes(slurm_cluster, slurm_jobs):
     backend = slurm_cluster.backend
     names = slurm_cluster.node_names
