@@ -5,3 +5,27 @@ ctypedef int64_t simtime_t   # a time or a duration, integer seconds
 ctypedef int32_t procs_t     # a processor count
 ctypedef Py_ssize_t intp_t   # an index into job arrays
 ctypedef double work_t       # processor-seconds of work (malleable jobs)
+
+# Queue orders, in the order of malleo.policy.ORDERS.
+cdef enum:
+    ORDER_FCFS = 0
+    ORDER_SJF = 1
+    ORDER_LJF = 2
+    ORDER_SAF = 3
+    ORDER_WFP3 = 4
+    ORDER_UNICEP = 5
+    ORDER_F1 = 6
+    ORDER_MULTIFACTOR = 7
+
+# Backfill modes, in the order of malleo.policy.BACKFILLS.
+cdef enum:
+    BACKFILL_NONE = 0
+    BACKFILL_EASY = 1
+    BACKFILL_CONSERVATIVE = 2
+    BACKFILL_SLURM = 3
+
+# Planning estimate sources, in the order of malleo.policy.ESTIMATES.
+cdef enum:
+    ESTIMATE_REQUEST = 0
+    ESTIMATE_ACTUAL = 1
+    ESTIMATE_PREDICT = 2
