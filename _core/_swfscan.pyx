@@ -11,7 +11,7 @@ reports into ``FILE:LINE: field N (name): ...`` messages.
 """
 import numpy as np
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport INT64_MAX, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport strtod
 from libc.math cimport floor
 
@@ -28,7 +28,8 @@ cdef double[23] POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
 cdef enum:
-    MAX_TOKEN = 63       # longest token handed to strtod (bytes)
+    MAX_TOKEN = 255      # longest token handed to strtod (bytes)
+    MAX_DIGITS = 19      # digits accumulated exactly (10**19 - 1 < 2**64)
 
 
 cdef inline bint is_blank(uint8_t c) noexcept nogil:
@@ -39,12 +40,13 @@ cdef inline bint is_blank(uint8_t c) noexcept nogil:
 cdef int parse_number(const uint8_t* s, Py_ssize_t n, double* out,
                       int64_t* exact) noexcept nogil:
     """Parse one token ``[+-]digits[.digits][(e|E)[+-]digits]``; -1 if not a number,
-    1 if it is a plain integer of at most 18 digits (its value also in ``exact``), else 0.
+    1 if it is a plain integer that fits in int64 (its exact value also in ``exact``),
+    else 0.
     Up to 15 significant digits and a power of ten <= 22 are converted exactly by one
     division or product (Clinger's fast path); longer tokens go through strtod."""
     cdef Py_ssize_t i = 0
     cdef bint negative = False
-    cdef int64_t mantissa = 0
+    cdef uint64_t mantissa = 0
     cdef int digits = 0, frac_digits = 0, exponent = 0, exp_sign = 1, exp_digits = 0
     cdef bint plain = True
     cdef int scale
@@ -56,7 +58,7 @@ cdef int parse_number(const uint8_t* s, Py_ssize_t n, double* out,
         negative = s[0] == 45
         i = 1
     while i < n and 48 <= s[i] <= 57:
-        if digits < 18:
+        if digits < MAX_DIGITS:
             mantissa = mantissa * 10 + (s[i] - 48)
         digits += 1
         i += 1
@@ -64,7 +66,7 @@ cdef int parse_number(const uint8_t* s, Py_ssize_t n, double* out,
         plain = False
         i += 1
         while i < n and 48 <= s[i] <= 57:
-            if digits < 18:
+            if digits < MAX_DIGITS:
                 mantissa = mantissa * 10 + (s[i] - 48)
                 frac_digits += 1
             digits += 1
@@ -86,8 +88,9 @@ cdef int parse_number(const uint8_t* s, Py_ssize_t n, double* out,
             return -1
     if i != n:
         return -1
-    if plain and digits <= 18:
-        exact[0] = -mantissa if negative else mantissa
+    if plain and digits <= MAX_DIGITS and (
+            mantissa <= <uint64_t>INT64_MAX or (negative and mantissa == <uint64_t>INT64_MAX + 1)):
+        exact[0] = <int64_t>(0 - mantissa) if negative else <int64_t>mantissa
         out[0] = <double>exact[0]
         return 1
     scale = exp_sign * exponent - frac_digits

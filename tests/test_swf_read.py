@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from malleo.emulator import read_swf
 from malleo.emulator.swf import DERIVED
@@ -365,3 +367,66 @@ def test_large_integers_are_exact_and_overflow_is_an_error(tmp_path):
                               f"64-bit integer: '1e19'")
     jobs, _ = read_swf(write(tmp_path, [job(1, 0, executable="2.5e3")], name="e.swf"))
     assert jobs["executable"].tolist() == [2500]
+
+
+def test_a_directory_is_not_a_trace(tmp_path):
+    with pytest.raises(TraceError, match=f"^{re.escape(str(tmp_path))}: is a directory"):
+        read_swf(tmp_path)
+
+
+def test_every_job_dropped_gives_an_empty_table(tmp_path):
+    jobs, meta = read_swf(write(tmp_path, [job(1, 0, procs=100), job(2, 1, run=-1)]))
+    assert len(jobs) == 0 and list(jobs.columns) == list(FIELDS) + list(DERIVED)
+    assert jobs["procs"].dtype == np.int32
+    assert meta.dropped == {"runtime_missing": 1, "procs_missing": 0, "larger_than_machine": 1}
+
+
+NUMBER_FORMATS = [str, repr, lambda v: f"{v:.3f}", lambda v: f"{v:e}", lambda v: f"{v:+.2f}",
+                  lambda v: f"{v:.17g}"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False),
+                       min_size=3, max_size=3),
+       ints=st.lists(st.integers(min_value=-(2**62), max_value=2**62), min_size=15, max_size=15),
+       fmt=st.sampled_from(range(len(NUMBER_FORMATS))),
+       seps=st.lists(st.sampled_from([" ", "\t", "  ", " \t "]), min_size=17, max_size=17))
+def test_scanner_matches_python_number_parsing(tmp_path_factory, values, ints, fmt, seps):
+    """Whatever the notation and separators, a field reads as Python's float()/int() of
+    its token: the compiled scanner's fast path agrees with correctly rounded parsing."""
+    int_values, float_values = iter(ints), iter(values)
+    tokens = {name: NUMBER_FORMATS[fmt](next(float_values)) if name in FLOAT_FIELDS
+              else str(next(int_values)) for name in FIELDS}
+    # Keep the job replayable so its row is returned: submit >= 0, runtime >= 0, 1 proc.
+    tokens.update(submit_time=tokens["submit_time"].lstrip("-"),
+                  run_time=tokens["run_time"].lstrip("-"), allocated_procs="1")
+    line = tokens["job_number"] + "".join(
+        sep + tokens[name] for sep, name in zip(seps, FIELDS[1:]))
+    path = tmp_path_factory.mktemp("scan") / "t.swf"
+    path.write_text(line + "\n")
+    jobs, _ = read_swf(path, procs=1)
+    assert len(jobs) == 1
+    for name in FIELDS:
+        expected = float(tokens[name]) if name in FLOAT_FIELDS else int(tokens[name])
+        assert jobs[name].iloc[0] == expected, (name, tokens[name])
+
+
+@pytest.mark.parametrize("token,value", [
+    ("9223372036854775807", 2**63 - 1), ("-9223372036854775808", -(2**63)),
+    ("1000000000000000001", 10**18 + 1), ("+42", 42), ("00000000000000000000007", 7)])
+def test_integer_edges(tmp_path, token, value):
+    jobs, _ = read_swf(write(tmp_path, [job(1, 0, think_time=token)]))
+    assert jobs["think_time"].tolist() == [value]
+
+
+@pytest.mark.parametrize("token", ["9223372036854775808", "-9223372036854775809",
+                                   "99999999999999999999"])
+def test_integer_overflow(tmp_path, token):
+    with pytest.raises(TraceError, match=r"field 18 \(think_time\): out of range"):
+        read_swf(write(tmp_path, [job(1, 0, think_time=token)]))
+
+
+@pytest.mark.parametrize("token", ["1-2", "--1", ".", "1e", "1e+", "0x10", "nan", "inf", "1,5"])
+def test_malformed_numbers(tmp_path, token):
+    with pytest.raises(TraceError, match=r"field 6 \(avg_cpu_time\): not a number"):
+        read_swf(write(tmp_path, [job(1, 0, cpu=token)]))
