@@ -97,9 +97,6 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     text = _load(source)
     meta = TraceMeta(source=source, options={"procs": procs, "procs_from": procs_from,
                                              "overrun": overrun, "lenient": lenient})
-    if not text.strip():
-        raise TraceError(f"{source}: empty file: no job lines")
-
     ints, floats, offsets, comments, bad, counts = _swfscan.scan(text, _IS_INT, lenient)
     numbers = _line_numbers(text, [start for start, _ in comments])
     parse_header([(number, text[start:end].decode("utf-8", "replace"))
@@ -108,7 +105,9 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     meta.lines = {"total": counts["lines"], "comment": counts["comment"],
                   "blank": counts["blank"], "job": job_lines}
     columns = _drop_bad_lines(_fields(ints, floats), offsets, bad, text, meta, lenient)
-    del text, ints, floats   # free the decompressed bytes before building the table
+    del text   # free the decompressed bytes before building the table
+    if job_lines == 0 and not comments:
+        raise TraceError(f"{source}: empty file: no job lines")
     if job_lines == 0:
         raise TraceError(f"{source}: no job lines (header only)")
     if columns["submit_time"].size == 0:

@@ -63,7 +63,8 @@ class TraceMeta:
         dropped: reason -> number of job lines dropped as not replayable
             (``runtime_missing``, ``procs_missing``, ``larger_than_machine``).
         bad_lines: kind -> number of malformed lines skipped (lenient mode only):
-            ``field_count``, ``not_a_number``, ``not_an_integer``, ``negative_submit``.
+            ``field_count``, ``not_a_number``, ``not_an_integer``, ``out_of_range``,
+            ``negative_submit``.
         lines: physical line counts: ``total``, ``comment``, ``blank``, ``job`` (lines
             holding a job record, good or bad), ``kept`` (rows in the returned table).
         unsorted: number of job lines whose submit time is earlier than that of a line
