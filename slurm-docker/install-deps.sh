@@ -2,6 +2,7 @@
 # Install the Debian packages malleo's Slurm and MPI tests need, only those missing:
 #   munge slurmctld slurmd slurm-client   (a real Slurm on localhost: slurm-docker/local-slurm.sh)
 #   openmpi-bin libopenmpi-dev            (real MPI; install before starting slurmd: PMIx)
+#   --accounting adds: slurmdbd mariadb-server   (local-slurm.sh up --accounting)
 # As root: apt-get install --no-install-recommends, running apt-get update first only when a
 # package is not known to apt yet. Not root: print what is missing and the command to run,
 # exit 0 (the tests that need them skip, unless MALLEO_REQUIRE_SLURM=1).
@@ -10,6 +11,11 @@
 set -euo pipefail
 
 packages=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev)
+case "${1:-}" in
+    "") ;;
+    --accounting) packages+=(slurmdbd mariadb-server) ;;
+    *) echo "usage: install-deps.sh [--accounting]" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${packages[@]}"; do

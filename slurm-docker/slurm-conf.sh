@@ -10,7 +10,7 @@
 #                 [--node-addr A] [--node-port 'P' or 'P1-P2'] [--tmp-dir DIR] \
 #                 [--munge-socket PATH] [--cluster NAME] [--partition NAME] \
 #                 [--oversubscribe EXCLUSIVE|NO] \
-#                 [--accounting-host HOST --accounting-port PORT]
+#                 [--accounting-host HOST --accounting-port PORT [--accounting-munge-socket PATH]]
 #
 # Paths may contain %n (replaced by slurmd with the node name); --spool-dir, --tmp-dir and the
 # per-node pid/log files get a %n component so many slurmd can share one host.
@@ -28,7 +28,7 @@ out="" controller="" controller_addr="" controller_port="6817"
 state_dir="" spool_dir="" log_dir="" run_dir="" tmp_dir=""
 nodes="n[1-16]" cpus="2" real_memory="1000" node_hostname="" node_addr="" node_port=""
 munge_socket="" cluster="malleo" partition="debug" oversubscribe="EXCLUSIVE"
-acct_host="" acct_port=""
+acct_host="" acct_port="" acct_munge=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -53,6 +53,7 @@ while [ $# -gt 0 ]; do
         --oversubscribe) oversubscribe="$2" ;;
         --accounting-host) acct_host="$2" ;;
         --accounting-port) acct_port="$2" ;;
+        --accounting-munge-socket) acct_munge="$2" ;;
         -h|--help) usage ;;
         *) echo "slurm-conf.sh: unknown option: $1" >&2; usage ;;
     esac
@@ -126,6 +127,8 @@ EOF
         echo "AccountingStorageType=accounting_storage/slurmdbd"
         echo "AccountingStorageHost=$acct_host"
         [ -n "$acct_port" ] && echo "AccountingStoragePort=$acct_port"
+        # With munge, AccountingStoragePass names the munge socket used to reach slurmdbd.
+        [ -n "$acct_munge" ] && echo "AccountingStoragePass=$acct_munge"
         echo "JobAcctGatherType=jobacct_gather/linux"
     fi
     echo "$node_line"

@@ -1,10 +1,13 @@
 """slurm-docker/: the slurm.conf generator, and local-slurm.sh's own life cycle.
 
-The generator and usage errors need nothing; the life-cycle test starts a second, 2-node
-cluster in its own directory (root and Debian's Slurm, like the session fixture).
+The generator and usage errors need nothing; the life-cycle tests start a second, 2-node
+cluster in their own directory (root and Debian's Slurm, like the session fixture; the
+accounting test also needs slurmdbd and MariaDB and skips without them, even in CI).
 """
 import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -54,13 +57,15 @@ def test_generator_one_node_per_host(tmp_path):
     proc = run(GENERATOR, "--out", out, "--controller", "slurmctld", "--state-dir", "/var/spool/ctld",
                "--spool-dir", "/var/spool/slurmd", "--log-dir", "/var/log/slurm",
                "--run-dir", "/run/slurm", "--nodes", "c[1-3]", "--cpus", "4",
-               "--accounting-host", "slurmdbd", "--accounting-port", "6819")
+               "--accounting-host", "slurmdbd", "--accounting-port", "6819",
+               "--accounting-munge-socket", "/run/munge/other.socket")
     assert proc.returncode == 0, proc.stderr
     conf = conf_lines(out)
     assert conf["SlurmctldHost"] == "slurmctld" and "AuthInfo" not in conf
     assert conf["NodeName"] == "c[1-3] CPUs=4 RealMemory=1000 State=UNKNOWN"
     assert conf["AccountingStorageType"] == "accounting_storage/slurmdbd"
     assert conf["AccountingStorageHost"] == "slurmdbd"
+    assert conf["AccountingStoragePass"] == "/run/munge/other.socket"
 
 
 def test_generator_requires_paths(tmp_path):
@@ -110,4 +115,38 @@ def test_up_status_down_lifecycle(tmp_path):
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or \
             "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    assert not directory.exists()
+
+
+@pytest.mark.slurm
+def test_accounting_records_jobs(tmp_path):
+    """--accounting: a private MariaDB and slurmdbd; sacct then lists finished jobs."""
+    reason = _why_not_startable()
+    missing = [b for b in ("slurmdbd", "mariadbd", "mariadb-install-db", "sacct") if not shutil.which(b)]
+    if missing:
+        reason = ("accounting packages missing (" + ", ".join(missing)
+                  + "): run 'sudo bash slurm-docker/install-deps.sh --accounting'")
+    if reason:
+        pytest.skip(reason)  # optional feature: make test does not install it
+    directory = tmp_path / "acct"
+    up = run(SCRIPT, "up", "--nodes", "2", "--accounting", "--dir", directory)
+    try:
+        assert up.returncode == 0, up.stderr
+        conf = up.stdout.strip().splitlines()[-1].removeprefix("export SLURM_CONF=")
+        env = dict(os.environ, SLURM_CONF=conf)
+        job = subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", "-N2", "--wrap", "true"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert job.returncode == 0, job.stderr
+        job_id = job.stdout.strip()
+        deadline = time.monotonic() + 30
+        while True:
+            acct = subprocess.run(["sacct", "-X", "-n", "-P", "-j", job_id, "-o", "JobID,State,NNodes"],
+                                  capture_output=True, text=True, env=env)
+            if acct.stdout.strip() == f"{job_id}|COMPLETED|2":
+                break
+            assert time.monotonic() < deadline, f"sacct never showed the job: {acct.stdout!r} {acct.stderr!r}"
+            time.sleep(0.5)
+    finally:
+        down = run(SCRIPT, "down", "--dir", directory)
+    assert down.returncode == 0, down.stderr
     assert not directory.exists()
