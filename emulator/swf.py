@@ -185,7 +185,7 @@ def _drop_bad_lines(columns: dict[str, np.ndarray], offsets: np.ndarray, bad: li
     return columns
 
 
-def _load(source: str) -> bytes:
+def _load(source: str) -> bytes | bytearray:
     """The decompressed bytes of ``source``; TraceError naming the file on any failure."""
     try:
         with open(source, "rb") as handle:
@@ -206,22 +206,37 @@ def _load(source: str) -> bytes:
 
 _DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31),
                   "bzip2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}
+_CHUNK = 1 << 22   # bytes of output per decompression call
 
 
-def _decompress(source: str, raw: bytes, kind: str) -> bytes:
-    """Decompress every concatenated stream (member) of ``raw``."""
-    parts, data = [], raw
+def _decompress(source: str, raw: bytes, kind: str) -> bytearray:
+    """Decompress every concatenated stream (member) of ``raw``.
+
+    Output is appended in chunks to one growing buffer: unlike a one-shot decompress,
+    which assembles its result from blocks and then copies it, the peak memory is about
+    the output's size, not twice it."""
+    out, data = bytearray(), raw
     try:
         while data:
             decompressor = _DECOMPRESSORS[kind]()
-            parts.append(decompressor.decompress(data))
+            if kind == "gzip":
+                while not decompressor.eof:
+                    chunk = decompressor.decompress(data, _CHUNK)
+                    data = decompressor.unconsumed_tail
+                    out += chunk
+                    if not chunk and not data:
+                        break
+            else:
+                out += decompressor.decompress(data, _CHUNK)
+                while not decompressor.eof and not decompressor.needs_input:
+                    out += decompressor.decompress(b"", _CHUNK)
             if not decompressor.eof:
                 raise TraceError(f"{source}: truncated {kind} file: the compressed data "
                                  f"ends before its end marker")
             data = decompressor.unused_data
     except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
         raise TraceError(f"{source}: cannot decompress {kind} data: {exc}") from None
-    return b"".join(parts)
+    return out
 
 
 def _line_number(text: bytes, offset: int) -> int:
