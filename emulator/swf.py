@@ -344,6 +344,10 @@ def write_swf(path: str | os.PathLike, jobs: pd.DataFrame, meta: TraceMeta | Non
         header.notes.append(f"replayed by malleo {malleo.__version__}"
                             + (f" from {source}" if source else "")
                             + (f" with policy {policy}" if policy else ""))
+    if start is not None:
+        header.notes.append("fields 3 (wait_time = start - submit), 4 (run_time) and 5 "
+                            "(allocated_procs) are the replayed schedule's; the others "
+                            "are the source's")
     header.notes.extend(notes)
 
     lines = "\n".join(header_lines(header)) + "\n;\n"

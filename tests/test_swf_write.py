@@ -80,6 +80,7 @@ def test_replayed_schedule(tmp_path, source):
     text = out.read_text()
     assert (f"; Note: replayed by malleo {malleo.__version__} from source.swf with policy "
             f"easy-fcfs") in text
+    assert "; Note: fields 3 (wait_time = start - submit), 4 (run_time) and 5" in text
     again, meta2 = read_swf(out)
     assert again["wait_time"].tolist() == [10, 0, 4]
     assert again["run_time"].tolist() == jobs["runtime"].tolist()
