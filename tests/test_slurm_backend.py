@@ -75,6 +75,9 @@ def test_submit_held_and_read_back(slurm_cluster, slurm_jobs):
         assert job.node_list == () and job.start_time is None
     assert job_id in {j.job_id for j in backend.pending_jobs()}
     assert job_id not in {j.job_id for j in backend.running_jobs()}
+    ranged = submit(backend, slurm_jobs, hold=True, nodes=(2, 4))
+    for job in (backend.jobs(job_ids=[ranged])[0], backend.job(ranged)):
+        assert (job.num_nodes, job.max_nodes) == (2, 4)
 
 
 def test_hold_release_priority_and_start(slurm_cluster, slurm_jobs):

@@ -116,6 +116,7 @@ def test_squeue_22_05_captured():
     held = jobs[4]
     assert held.is_pending and held.is_held and held.priority == 0 and held.reason == "JobHeldUser"
     assert held.num_nodes == 3 and held.time_limit == 300 and held.node_list == ()
+    assert held.max_nodes is None and run2.max_nodes is None
     big = jobs[5]
     assert big.is_pending and not big.is_held and big.priority == 777 and big.num_nodes == 16
     assert big.time_limit == 7200 and big.start_time is None
@@ -136,9 +137,10 @@ def test_squeue_24_11_constructed():
     assert run2.time_limit == 600 and run2.priority == 4294901759
     held = jobs[12]
     assert held.is_held and held.priority == 0 and held.expected_start is None
+    assert (held.num_nodes, held.max_nodes) == (3, 5)
     big = jobs[13]
     assert not big.is_held and big.priority == 777 and big.expected_start == t + 601
-    assert big.reason == "Resources" and big.time_limit == 7200
+    assert big.reason == "Resources" and big.time_limit == 7200 and big.max_nodes is None
     assert jobs[14].required_nodes == ("n7", "n9") and jobs[14].node_list == ()
     assert jobs[15].time_limit is None and jobs[15].end_time is None
     assert jobs[16].state == "COMPLETING" and jobs[16].is_running
@@ -154,7 +156,7 @@ def test_squeue_json_and_scontrol_text_agree(utc):
     for job_id, a in from_json.items():
         b = from_text[job_id]
         for field in ("name", "user", "user_id", "partition", "state", "submit_time", "start_time",
-                      "time_limit", "num_nodes", "num_cpus", "priority", "node_list",
+                      "time_limit", "num_nodes", "max_nodes", "num_cpus", "priority", "node_list",
                       "required_nodes", "is_held"):
             assert getattr(a, field) == getattr(b, field), (job_id, field)
 

@@ -60,6 +60,9 @@ class CliBackend(SlurmBackend):
         if conf is not None:
             self._env["SLURM_CONF"] = str(conf)
 
+    def __repr__(self) -> str:
+        return f"CliBackend(conf={self.conf!r})"
+
     # --- running commands -----------------------------------------------------------------
 
     def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False) -> str:

@@ -96,7 +96,9 @@ class Job:
         end_time: a started job's end (epoch seconds): actual, or expected from its time
             limit; None while pending or when Slurm does not say.
         time_limit: time limit in seconds (Slurm keeps whole minutes); None means unlimited.
-        num_nodes: nodes requested (pending) or allocated (started).
+        num_nodes: nodes requested (pending: the minimum) or allocated (started).
+        max_nodes: a pending job's maximum node count when it asked for a range (``-N 2-4``);
+            None when it asked for exactly ``num_nodes`` or has started.
         num_cpus: CPUs requested (pending) or allocated (started).
         priority: Slurm priority (0 while held).
         node_list: allocated node names (empty while pending).
@@ -117,6 +119,7 @@ class Job:
     end_time: int | None
     time_limit: int | None
     num_nodes: int
+    max_nodes: int | None
     num_cpus: int
     priority: int
     node_list: tuple[str, ...] = field(default=())

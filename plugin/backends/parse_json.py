@@ -118,6 +118,8 @@ def _job(rec: dict) -> Job:
     end = _epoch(rec.get("end_time"), src + " end_time")
     limit_min = number(rec.get("time_limit"), src + " time_limit")
     started = state != "PENDING"
+    num_nodes = number(rec.get("node_count"), src + " node_count") or 0
+    max_nodes = number(rec.get("max_nodes"), src + " max_nodes")
     return Job(
         job_id=int(jid),
         name=rec.get("name") or "",
@@ -131,7 +133,8 @@ def _job(rec: dict) -> Job:
         expected_start=None if started else start,
         end_time=end if started else None,
         time_limit=None if limit_min is None else limit_min * 60,
-        num_nodes=number(rec.get("node_count"), src + " node_count") or 0,
+        num_nodes=num_nodes,
+        max_nodes=max_nodes if not started and max_nodes and max_nodes > num_nodes else None,
         num_cpus=number(rec.get("cpus"), src + " cpus") or 0,
         priority=priority,
         node_list=tuple(hostlist.expand(nodes)) if started else (),

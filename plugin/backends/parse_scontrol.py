@@ -94,6 +94,9 @@ def job(rec: dict) -> Job:
     started = state != "PENDING"
     start = timestamp(rec.get("StartTime"))
     # NumNodes is "2" for a started job, "1-1" or "2-4" (min-max) for a pending one.
+    num_nodes = _int(rec, "NumNodes", src, 0)
+    _, _, upper = rec.get("NumNodes", "").partition("-")
+    max_nodes = int(upper) if upper.isdigit() and not started and int(upper) > num_nodes else None
     return Job(
         job_id=int(rec["JobId"]),
         name=rec.get("JobName", ""),
@@ -107,7 +110,8 @@ def job(rec: dict) -> Job:
         expected_start=None if started else start,
         end_time=timestamp(rec.get("EndTime")) if started else None,
         time_limit=duration(rec.get("TimeLimit")),
-        num_nodes=_int(rec, "NumNodes", src, 0),
+        num_nodes=num_nodes,
+        max_nodes=max_nodes,
         num_cpus=_int(rec, "NumCPUs", src, 0),
         priority=_int(rec, "Priority", src, 0),
         node_list=tuple(hostlist.expand(rec.get("NodeList"))) if started else (),

@@ -133,7 +133,10 @@ class PyslurmBackend(SlurmBackend):
             expected_start=int(pj.start_time) if not started and pj.start_time else None,
             end_time=int(pj.end_time) if started and pj.end_time else None,
             time_limit=_minutes_to_seconds(pj.time_limit),
-            num_nodes=int(pj.num_nodes or 0), num_cpus=int(pj.cpus or 0),
+            num_nodes=int(pj.num_nodes or 0),
+            max_nodes=(int(pj.max_nodes) if not started and pj.max_nodes
+                       and int(pj.max_nodes) > int(pj.num_nodes or 0) else None),
+            num_cpus=int(pj.cpus or 0),
             priority=int(pj.priority or 0),
             node_list=tuple(hostlist.expand(pj.allocated_nodes)) if started else (),
             required_nodes=tuple(hostlist.expand(pj.required_nodes)),
