@@ -2,12 +2,13 @@
 
 ``scan`` reads the whole decompressed text once, without building a Python object per
 field: each job line must hold exactly ``nfields`` numbers separated by runs of spaces or
-tabs.  Values land field-major (each field is one contiguous row) in an int64 array for the
-integer fields, which must hold integral values, and a float64 array for the others.  Lines starting with ``;`` are
-comments (their byte ranges are returned for the header parser); blank lines are
-skipped.  The first bad line stops the scan unless ``lenient`` is true, in which case
-bad lines are skipped and reported.  Used by :mod:`malleo.emulator.swf`, which turns the
-reports into ``FILE:LINE: field N (name): ...`` messages.
+tabs.  Values land field-major (each field is one contiguous row) in an int64 array for
+the integer fields, which must hold integral values, and a float64 array for the others.
+Lines starting with ``;`` are comments (their byte ranges are returned for the header
+parser); blank lines are skipped.  The first bad line stops the scan unless ``lenient``
+is true, in which case bad lines are skipped and reported.  Used by
+:mod:`malleo.emulator.swf`, which turns the reports into ``FILE:LINE: field N (name): ...``
+messages.
 """
 import numpy as np
 

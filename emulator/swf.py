@@ -30,8 +30,8 @@ from malleo.emulator.swf_fields import FIELD_NUMBER, FIELDS, FLOAT_FIELDS, MISSI
 from malleo.emulator.swf_header import TraceMeta, header_lines, parse_header
 from malleo.errors import TraceError
 
-__all__ = ["FIELDS", "FLOAT_FIELDS", "MISSING", "DERIVED", "BAD_LINE_KINDS", "DROP_REASONS", "TraceMeta",
-           "read_swf", "write_swf"]
+__all__ = ["FIELDS", "FLOAT_FIELDS", "MISSING", "DERIVED", "BAD_LINE_KINDS", "DROP_REASONS",
+           "TraceMeta", "read_swf", "write_swf"]
 
 DERIVED: dict[str, type] = {"procs": np.int32, "runtime": np.int64, "estimate": np.int64}
 """Derived columns appended after the 18 fields, with their dtypes."""
@@ -234,6 +234,8 @@ def _decompress(source: str, raw: bytes, kind: str) -> bytearray:
                 raise TraceError(f"{source}: truncated {kind} file: the compressed data "
                                  f"ends before its end marker")
             data = decompressor.unused_data
+            if kind == "gzip":
+                data = data.lstrip(b"\x00")   # gzip files may be padded with zeros
     except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
         raise TraceError(f"{source}: cannot decompress {kind} data: {exc}") from None
     return out

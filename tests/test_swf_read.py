@@ -107,6 +107,12 @@ def test_concatenated_streams_are_all_read(tmp_path, compress):
     assert jobs["job_number"].tolist() == [1, 2]
 
 
+def test_zero_padded_gzip(tmp_path):
+    path = tmp_path / "padded.swf.gz"
+    path.write_bytes(gzip.compress((HEADER + job(1, 0) + "\n").encode()) + b"\x00" * 512)
+    assert len(read_swf(path)[0]) == 1
+
+
 def test_a_few_bytes_of_a_compressed_file(tmp_path):
     path = tmp_path / "stub.gz"
     path.write_bytes(b"\x1f")
