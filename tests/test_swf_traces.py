@@ -78,3 +78,13 @@ def test_nasa_has_no_requests_so_estimates_are_runtimes():
     assert (jobs["requested_time"] == -1).all()
     assert (jobs["estimate"] == jobs["runtime"]).all()
     assert meta.queues == ["0  interactive", "1  batch"]
+
+
+def test_a_real_trace_round_trips_through_write_swf(tmp_path):
+    from malleo.emulator import write_swf
+
+    jobs, meta = read_swf(TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz")
+    write_swf(tmp_path / "sdsc.swf.gz", jobs, meta)
+    again, meta2 = read_swf(tmp_path / "sdsc.swf.gz")
+    assert again.equals(jobs)
+    assert meta2.queues == meta.queues and meta2.other == meta.other
