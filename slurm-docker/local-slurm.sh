@@ -39,8 +39,7 @@ done
 case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
 case "$cpus" in ''|*[!0-9]*) echo "local-slurm: --cpus must be a positive integer" >&2; exit 2 ;; esac
 [ "$nodes" -ge 1 ] || { echo "local-slurm: --nodes must be >= 1" >&2; exit 2; }
-mkdir -p "$dir" 2>/dev/null || true
-dir="$(cd "$dir" 2>/dev/null && pwd || echo "$dir")"
+dir="$(realpath -m "$dir")"
 conf="$dir/etc/slurm.conf"
 pids="$dir/run/pids"
 
@@ -67,9 +66,16 @@ start_daemon() {
     echo "$name $pid $1" >>"$pids"
 }
 
+# TCP ports something listens on, from /proc (no iproute2 needed; state 0A is LISTEN).
+listening_ports() {
+    local hex
+    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { split($2, a, ":"); print a[2] }' \
+        | sort -u | while read -r hex; do echo $(( 16#$hex )); done
+}
+
 free_port_base() {  # controller, N nodes, and with --accounting slurmdbd and MariaDB
     local need=$(( nodes + 1 + 2 * accounting )) used base p ok
-    used=" $(ss -Hltn 2>/dev/null | awk '{n=split($4,a,":"); print a[n]}' | tr '\n' ' ') "
+    used=" $(listening_ports | tr '\n' ' ') "
     for (( base = 17000; base + need < 60000; base += need )); do
         ok=1
         for (( p = base; p < base + need; p++ )); do
@@ -169,6 +175,7 @@ do_up() {
         fi
         die "a previous cluster in $dir is half up: run '$0 down --dir $dir' first"
     fi
+    mkdir -p "$dir"
     rm -rf "$dir"/{etc,state,spool,log,run,munge,tmp,db}
     mkdir -p "$dir"/{etc,state,spool,log,run,munge,tmp}
     touch "$dir/$marker"
