@@ -1,0 +1,16 @@
+"""Backfill rules from Python (the pass kernel is backfill.pxd, compiled into the event
+loop and `plan`): the expected-end rule every mode plans with."""
+from _types cimport simtime_t
+from sched cimport expected_end as _expected_end
+
+
+def expected_end(simtime_t start, simtime_t est, simtime_t request, simtime_t now):
+    """Expected end (seconds) at ``now`` of a job running since ``start`` that started
+    with planning estimate ``est`` and requested ``request``: start + est; when that is
+    <= now, start + request; when that too is <= now, now + 1.
+
+    Examples:
+        >>> expected_end(0, 10, 100, 5), expected_end(0, 10, 100, 10), expected_end(0, 10, 100, 200)
+        (10, 100, 201)
+    """
+    return _expected_end(start, est, request, now)

@@ -1,0 +1,13 @@
+import numpy as np
+from malleo.policy import Policy
+
+def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
+             runtime: np.ndarray,  # int64[n] seconds
+             estimate: np.ndarray,  # int64[n] seconds (the request)
+             procs: np.ndarray,  # int32[n] in 1..total_procs
+             user: np.ndarray,  # int32[n]
+             queue: np.ndarray,  # int32[n]
+             partition: np.ndarray,  # int32[n]
+             total_procs: int,
+             policy: Policy,
+             ) -> dict[str, np.ndarray]: ...  # start, end, reservation, backfilled, est

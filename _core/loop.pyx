@@ -1,0 +1,216 @@
+"""The event loop: replay a whole workload through the scheduling core.
+
+``simulate`` validates and converts its inputs at the Python boundary, then runs the
+whole replay in C without the GIL: an event heap of completions, the submit array as
+the arrival stream, and one scheduling pass (backfill.schedule_pass, the kernel `plan`
+also calls) per event time.  Times are integer seconds, sizes processors.
+"""
+import numpy as np
+
+from libc.string cimport memset
+from libc.stdint cimport int32_t, uint8_t
+
+from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
+from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop
+from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_release, run_remove,
+                    record_runtime, queue_prepare)
+from backfill cimport schedule_pass
+
+from malleo._core.priority import queue_partition_term
+
+
+cdef int complete(sched_t* s, intp_t j, const simtime_t* runtime) noexcept nogil:
+    """Job j ends at s.now: free its processors, record its runtime and usage."""
+    cdef simtime_t since
+    s.free += s.procs[j]
+    run_remove(s, j)
+    if s.estimate == ESTIMATE_PREDICT:
+        record_runtime(s, s.user[j], runtime[j])
+    if s.order == ORDER_MULTIFACTOR:
+        since = s.start[j]
+        if s.mf.calc_time > since:
+            since = s.mf.calc_time
+        s.accrued[s.user[j]] += <simtime_t> s.procs[j] * (s.now - since)
+    return 0
+
+
+cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime,
+                    uint8_t* is_seen) except -1 nogil:
+    """The replay: at each event time, completions (by index), arrivals, one pass;
+    completions and passes repeat while a pass starts zero-runtime jobs."""
+    cdef intp_t n = s.n_jobs
+    cdef intp_t i = 0
+    cdef intp_t k, j
+    cdef simtime_t t
+    cdef bint is_first, is_zero
+    cdef event_t ev
+    while i < n or h.n > 0:
+        if h.n > 0 and (i >= n or h.a[0].time <= s.submit[i]):
+            t = h.a[0].time
+        else:
+            t = s.submit[i]
+        s.now = t
+        is_first = True
+        while True:
+            while h.n > 0 and h.a[0].time == t:
+                ev = heap_pop(h)
+                complete(s, ev.id, runtime)
+            if is_first:
+                is_first = False
+                while i < n and s.submit[i] == t:
+                    s.wait[s.n_wait] = i
+                    s.n_wait += 1
+                    if not is_seen[s.user[i]]:
+                        is_seen[s.user[i]] = 1
+                        s.n_seen += 1
+                    i += 1
+            queue_prepare(s, False)
+            schedule_pass(s)
+            is_zero = False
+            for k in range(s.n_started):
+                j = s.started[k]
+                heap_push(h, t + runtime[j], j)
+                if runtime[j] == 0:
+                    is_zero = True
+            if not is_zero:
+                break
+    return 0
+
+
+def _column(name, values, dtype, n):
+    arr = np.ascontiguousarray(values, dtype=dtype)
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: must be a 1-D array, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name}: length {arr.shape[0]} differs from submit's length {n}")
+    return arr
+
+
+def simulate(submit, runtime, estimate, procs, user, queue, partition, total_procs, policy):
+    """Replay jobs through the scheduler and return their schedule.
+
+    Args:
+        submit: int64[n] submit times (seconds), sorted (non-decreasing), >= 0.
+        runtime: int64[n] seconds each job really runs, >= 0.
+        estimate: int64[n] requested times (seconds), >= 0.
+        procs: int32[n] processors per job, each in 1..total_procs.
+        user: int32[n] user ids (predict-mode histories, multifactor fair share).
+        queue: int32[n] SWF queue numbers (multifactor queue factor).
+        partition: int32[n] SWF partition numbers (multifactor partition factor).
+        total_procs: processors in the machine, >= 1.
+        policy: a malleo.policy.Policy.
+
+    Returns:
+        dict of numpy arrays: ``start``, ``end`` (int64, seconds), ``reservation`` (int64,
+        first planned start, -1 if none), ``backfilled`` (uint8), ``est`` (int64, the
+        planning estimate the job started with, seconds).
+
+    Raises:
+        ValueError: inputs of different lengths, unsorted submits, negative times, or a
+            job size outside 1..total_procs.
+
+    Examples:
+        >>> from malleo.policy import Policy
+        >>> r = simulate([0, 0], [10, 5], [10, 5], [2, 2], [1, 1], [0, 0], [0, 0], 2, Policy())
+        >>> r["start"].tolist()
+        [0, 10]
+    """
+    submit_a = _column("submit", submit, np.int64, None)
+    n = submit_a.shape[0]
+    runtime_a = _column("runtime", runtime, np.int64, n)
+    request_a = _column("estimate", estimate, np.int64, n)
+    procs_a = _column("procs", procs, np.int32, n)
+    user_a = _column("user", user, np.int64, n)
+    queue_a = _column("queue", queue, np.int64, n)
+    partition_a = _column("partition", partition, np.int64, n)
+    total = int(total_procs)
+    if total < 1:
+        raise ValueError(f"total_procs: must be >= 1, got {total}")
+    if n:
+        if (submit_a[1:] < submit_a[:-1]).any():
+            k = int(np.argmax(submit_a[1:] < submit_a[:-1])) + 1
+            raise ValueError(f"submit: must be sorted, job {k} submits at {submit_a[k]} "
+                             f"before job {k - 1} at {submit_a[k - 1]}")
+        for name, arr in (("submit", submit_a), ("runtime", runtime_a), ("estimate", request_a)):
+            if (arr < 0).any():
+                k = int(np.argmax(arr < 0))
+                raise ValueError(f"{name}: must be >= 0, job {k} has {arr[k]}")
+        bad = (procs_a < 1) | (procs_a > total)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has {procs_a[k]}")
+
+    users, user_code = np.unique(user_a, return_inverse=True)
+    user_code = np.ascontiguousarray(user_code.reshape(-1), dtype=np.int32)
+    n_users = max(len(users), 1)
+    qp = np.ascontiguousarray(queue_partition_term(queue_a, partition_a, policy.multifactor),
+                              dtype=np.float64)
+    start = np.full(n, -1, dtype=np.int64)
+    exp_end = np.zeros(n, dtype=np.int64)
+    resv_first = np.full(n, -1, dtype=np.int64)
+    resv_cur = np.full(n, -1, dtype=np.int64)
+    backfilled = np.zeros(n, dtype=np.uint8)
+    est = request_a.copy()
+    key = np.zeros(n, dtype=np.float64)
+    prio = np.full(n, np.nan, dtype=np.float64)
+    usage = np.zeros(n_users, dtype=np.float64)
+    accrued = np.zeros(n_users, dtype=np.int64)
+    fairshare = np.ones(n_users, dtype=np.float64)
+    hist1 = np.zeros(n_users, dtype=np.int64)
+    hist2 = np.zeros(n_users, dtype=np.int64)
+    hist_n = np.zeros(n_users, dtype=np.int32)
+    is_seen = np.zeros(n_users, dtype=np.uint8)
+
+    cdef sched_t s
+    cdef heap_t h
+    memset(&s, 0, sizeof(sched_t))
+    memset(&h, 0, sizeof(heap_t))
+    sched_set_policy(&s, policy)
+    if s.estimate == ESTIMATE_ACTUAL:
+        est = runtime_a.copy()
+    # inputs may be read-only (pandas copy-on-write): const views, never written
+    cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a, v_request = request_a
+    cdef const procs_t[::1] v_procs = procs_a
+    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
+    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage, v_fs = fairshare
+    cdef simtime_t[::1] v_est = est, v_start = start, v_exp = exp_end
+    cdef simtime_t[::1] v_rf = resv_first, v_rc = resv_cur, v_acc = accrued
+    cdef simtime_t[::1] v_h1 = hist1, v_h2 = hist2
+    cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen
+    if n == 0:
+        return {"start": start, "end": start.copy(), "reservation": resv_first,
+                "backfilled": backfilled, "est": est}
+    s.total = total
+    s.free = total
+    s.n_jobs = n
+    s.submit = <simtime_t*> &v_submit[0]
+    s.request = <simtime_t*> &v_request[0]
+    s.procs = <procs_t*> &v_procs[0]
+    s.user = &v_user[0]
+    s.qp = &v_qp[0]
+    s.est = &v_est[0]
+    s.key = &v_key[0]
+    s.prio = &v_prio[0]
+    s.start = &v_start[0]
+    s.exp_end = &v_exp[0]
+    s.resv_first = &v_rf[0]
+    s.resv_cur = &v_rc[0]
+    s.backfilled = &v_bf[0]
+    s.n_users = n_users
+    s.n_seen = 0
+    s.usage = &v_usage[0]
+    s.accrued = &v_acc[0]
+    s.fairshare = &v_fs[0]
+    s.hist1 = &v_h1[0]
+    s.hist2 = &v_h2[0]
+    s.hist_n = &v_hist_n[0]
+    try:
+        sched_alloc(&s, n)
+        heap_init(&h, 1024)
+        with nogil:
+            run_events(&s, &h, &v_runtime[0], &v_seen[0])
+    finally:
+        sched_release(&s)
+        heap_release(&h)
+    return {"start": start, "end": start + runtime_a, "reservation": resv_first,
+            "backfilled": backfilled, "est": est}

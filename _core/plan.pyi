@@ -1,0 +1,27 @@
+from typing import Any, Mapping
+import numpy as np
+from malleo.policy import Policy
+
+class PlanState:
+    history: dict[int, tuple[int, int, int]]
+    usage: dict[int, float]
+    accrued: dict[int, int]
+    fairshare: dict[int, float]
+    seen: set[int]
+    calc_time: int
+    def __init__(self) -> None: ...
+    def copy(self) -> PlanState: ...
+    def record_completion(self, user: int, procs: int, start: int, end: int) -> None: ...
+
+class Decisions:
+    start: np.ndarray        # int64 pending indices, start order
+    reservation: np.ndarray  # int64 per pending job, -1 if none
+    order: np.ndarray        # int64 pending indices, queue order
+    backfilled: np.ndarray   # uint8 per pending job
+    est: np.ndarray          # int64 per pending job, seconds
+    priority: np.ndarray     # float64 per pending job (NaN unless multifactor)
+    resize: np.ndarray       # int64[0, 2]
+    state: PlanState
+
+def plan(now: int, cluster: Any, running: Mapping[str, Any], pending: Mapping[str, Any],
+         policy: Policy, state: PlanState | None = None) -> Decisions: ...

@@ -1,0 +1,335 @@
+"""The live form of the scheduling core: ``plan``, called by the Slurm agent.
+
+``plan`` builds the same C scheduler state the event loop keeps (sched.pxd) from the
+running and pending tables, orders the queue (sched.queue_prepare) and runs the same
+pass kernel (backfill.schedule_pass).  Calling it at every event time of a replay, with
+the completions recorded in a :class:`PlanState`, gives exactly the schedule of
+``simulate`` (tests/test_core_plan.py).  Times are integer seconds, sizes processors.
+"""
+import numpy as np
+
+from libc.string cimport memset
+from libc.stdint cimport int32_t, uint8_t
+
+from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL
+from sched cimport sched_t, sched_set_policy, sched_alloc, sched_release, queue_prepare
+from backfill cimport schedule_pass
+
+from malleo._core.priority import queue_partition_term
+
+
+class PlanState:
+    """What ``plan`` remembers between calls: per-user runtime history (predict mode) and
+    multifactor usage.  Keys are user ids (ints).
+
+    Attributes:
+        history: user -> (last runtime, the one before, completed runs), seconds.
+        usage: user -> decayed usage (processor-seconds) at the last priority calculation.
+        accrued: user -> processor-seconds of jobs completed since that calculation.
+        fairshare: user -> fair-share factor computed at that calculation.
+        seen: users that ever had a pending or running job (fair share: 1 / len(seen)).
+        calc_time: seconds, time of the last priority calculation, -1 before the first.
+
+    The caller reports each completed job with :meth:`record_completion` (in increasing
+    job order at one time) before the next ``plan`` call; ``plan`` never mutates the
+    state it is given and returns an updated copy in ``Decisions.state``.
+    """
+
+    __slots__ = ("history", "usage", "accrued", "fairshare", "seen", "calc_time")
+
+    def __init__(self):
+        self.history = {}
+        self.usage = {}
+        self.accrued = {}
+        self.fairshare = {}
+        self.seen = set()
+        self.calc_time = -1
+
+    def copy(self):
+        """An independent copy."""
+        other = PlanState()
+        other.history = dict(self.history)
+        other.usage = dict(self.usage)
+        other.accrued = dict(self.accrued)
+        other.fairshare = dict(self.fairshare)
+        other.seen = set(self.seen)
+        other.calc_time = self.calc_time
+        return other
+
+    def record_completion(self, user, procs, start, end):
+        """A job of ``user`` that held ``procs`` processors from ``start`` to ``end``
+        (seconds) completed: its runtime joins the user's history and its usage since the
+        last priority calculation accrues to the user.  Mutates this state."""
+        user = int(user)
+        start = int(start)
+        end = int(end)
+        if end < start:
+            raise ValueError(f"record_completion: end {end} before start {start}")
+        last, _, count = self.history.get(user, (0, 0, 0))
+        self.history[user] = (end - start, last, count + 1)
+        since = max(start, self.calc_time)
+        self.accrued[user] = self.accrued.get(user, 0) + int(procs) * (end - since)
+        self.seen.add(user)
+
+    def __repr__(self):
+        return (f"PlanState(users={len(self.seen)}, calc_time={self.calc_time}, "
+                f"histories={len(self.history)})")
+
+
+class Decisions:
+    """What one ``plan`` pass decided.
+
+    Attributes:
+        start: int64 indices into ``pending`` of the jobs to start now, in start order.
+        reservation: int64 per pending job: its planned start from this pass (seconds),
+            -1 if none.  Conservative plans every job, so a job it starts now has ``now``;
+            EASY reserves only the head, slurm at most bf_max_job_test jobs.
+        order: int64 indices into ``pending`` in queue order at ``now``.
+        backfilled: uint8 per pending job, 1 if it starts now while a job ahead of it
+            in queue order keeps waiting.
+        est: int64 per pending job, the planning estimate used (seconds).
+        priority: float64 per pending job, the multifactor priority (NaN for other orders).
+        resize: int64 array of shape (0, 2), (running index, new size): malleability
+            is not planned yet.
+        state: the updated :class:`PlanState` to pass to the next call.
+    """
+
+    __slots__ = ("start", "reservation", "order", "backfilled", "est", "priority", "resize",
+                 "state")
+
+    def __init__(self, start, reservation, order, backfilled, est, priority, resize, state):
+        self.start = start
+        self.reservation = reservation
+        self.order = order
+        self.backfilled = backfilled
+        self.est = est
+        self.priority = priority
+        self.resize = resize
+        self.state = state
+
+    def __repr__(self):
+        return (f"Decisions(start={self.start.tolist()}, order={self.order[:10].tolist()}"
+                f"{'...' if len(self.order) > 10 else ''})")
+
+
+def _columns(table, name, required, optional):
+    """Pull columns out of a DataFrame or a dict of arrays as numpy arrays of one length."""
+    out = {}
+    n = None
+    for col, (dtype, default) in {**{c: (d, None) for c, d in required.items()}, **optional}.items():
+        present = table is not None and col in table
+        if not present:
+            if col in required:
+                raise ValueError(f"{name}: missing column {col!r}")
+            out[col] = default
+            continue
+        arr = np.asarray(table[col])
+        if arr.ndim != 1:
+            raise ValueError(f"{name}.{col}: must be 1-D, got shape {arr.shape}")
+        try:
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}.{col}: not convertible to {np.dtype(dtype).name}: {exc}")
+        if n is None:
+            n = arr.shape[0]
+        elif arr.shape[0] != n:
+            raise ValueError(f"{name}.{col}: length {arr.shape[0]} differs from {n}")
+        out[col] = arr
+    n = 0 if n is None else n
+    for col, (dtype, default) in optional.items():
+        if not isinstance(out[col], np.ndarray):
+            out[col] = np.full(n, default, dtype=dtype)
+    return out, n
+
+
+def _total_procs(cluster):
+    total = getattr(cluster, "total_procs", cluster)
+    try:
+        total = int(total)
+    except (TypeError, ValueError):
+        raise ValueError(f"cluster: need an int or an object with total_procs, got {cluster!r}")
+    if total < 1:
+        raise ValueError(f"cluster: total_procs must be >= 1, got {total}")
+    return total
+
+
+def plan(now, cluster, running, pending, policy, state=None):
+    """One scheduling pass at ``now`` over live state: what to start, what to reserve.
+
+    Args:
+        now: the pass time (seconds), >= 0.
+        cluster: processors in the machine, an int or an object with ``total_procs``.
+        running: DataFrame or dict of arrays, one row per running job: ``procs``
+            (processors), ``start`` (seconds, <= now), ``est`` (the planning estimate it
+            started with, seconds), ``request`` (requested time, seconds), optional
+            ``user`` (multifactor usage; default 0).  Rows in job order (ties of equal
+            expected ends follow it).
+        pending: DataFrame or dict of arrays, one row per waiting job in job order (the
+            last tie-breaker of the queue order): ``submit`` (seconds, <= now), ``procs``,
+            ``request`` (seconds), optional ``user``, ``queue``, ``partition`` (default
+            0), ``reservation`` (its planned start from the previous pass, -1; read by
+            conservative backfill), ``priority`` (its multifactor priority from the
+            previous pass, NaN if new), ``runtime`` (required by estimate "actual").
+        policy: a malleo.policy.Policy.
+        state: a :class:`PlanState` from the previous call, or None for a fresh one.
+
+    Returns:
+        :class:`Decisions`.  ``plan`` is pure: the same inputs give the same decisions,
+        and ``state`` is not modified.
+
+    Raises:
+        ValueError: a missing or malformed column, a job size outside 1..total_procs,
+            negative times, a submit or start after ``now``, or more processors running
+            than the machine has.
+
+    Examples:
+        >>> from malleo.policy import Policy
+        >>> d = plan(0, 4, {"procs": [], "start": [], "est": [], "request": []},
+        ...          {"submit": [0, 0], "procs": [4, 2], "request": [60, 30]}, Policy())
+        >>> d.start.tolist(), d.reservation.tolist()
+        ([0], [-1, 60])
+    """
+    cdef simtime_t t = int(now)
+    cdef procs_t total = _total_procs(cluster)
+    if t < 0:
+        raise ValueError(f"now: must be >= 0, got {t}")
+    run_cols, n_run = _columns(
+        running, "running",
+        {"procs": np.int32, "start": np.int64, "est": np.int64, "request": np.int64},
+        {"user": (np.int64, 0)})
+    pend_cols, n_pend = _columns(
+        pending, "pending",
+        {"submit": np.int64, "procs": np.int32, "request": np.int64},
+        {"user": (np.int64, 0), "queue": (np.int64, 0), "partition": (np.int64, 0),
+         "reservation": (np.int64, -1), "priority": (np.float64, np.nan),
+         "runtime": (np.int64, -1)})
+    for label, cols, names in (("running", run_cols, ("start", "est", "request")),
+                               ("pending", pend_cols, ("submit", "request"))):
+        for col in names:
+            if (cols[col] < 0).any():
+                row = int(np.argmax(cols[col] < 0))
+                raise ValueError(f"{label}.{col}: must be >= 0, row {row} has {cols[col][row]}")
+        bad = (cols["procs"] < 1) | (cols["procs"] > total)
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(f"{label}.procs: must be in 1..{total}, row {row} has {cols['procs'][row]}")
+    if (run_cols["start"] > t).any():
+        raise ValueError(f"running.start: a job starts after now={t}")
+    if (pend_cols["submit"] > t).any():
+        raise ValueError(f"pending.submit: a job submits after now={t}")
+    busy = int(run_cols["procs"].sum(dtype=np.int64))
+    if busy > total:
+        raise ValueError(f"running: {busy} processors busy on a machine of {total}")
+    if policy.estimate == "actual" and (pend_cols["runtime"] < 0).any():
+        raise ValueError("pending.runtime: required (>= 0) by estimate 'actual'")
+
+    state = PlanState() if state is None else state.copy()
+    n = n_run + n_pend
+    users_raw = np.concatenate([run_cols["user"], pend_cols["user"]])
+    state.seen.update(int(u) for u in np.unique(users_raw))
+    known = set(state.seen) | set(state.usage) | set(state.history) | set(state.accrued)
+    users = np.array(sorted(known), dtype=np.int64)
+    n_users = max(len(users), 1)
+    user_code = np.ascontiguousarray(np.searchsorted(users, users_raw), dtype=np.int32)
+    users_list = users.tolist()
+    usage = np.array([float(state.usage.get(u, 0.0)) for u in users_list] or [0.0])
+    accrued = np.array([int(state.accrued.get(u, 0)) for u in users_list] or [0], dtype=np.int64)
+    fairshare = np.array([float(state.fairshare.get(u, 1.0)) for u in users_list] or [1.0])
+    hist = [state.history.get(u, (0, 0, 0)) for u in users_list] or [(0, 0, 0)]
+    hist1 = np.array([h[0] for h in hist], dtype=np.int64)
+    hist2 = np.array([h[1] for h in hist], dtype=np.int64)
+    hist_n = np.array([min(h[2], 2) for h in hist], dtype=np.int32)
+
+    submit = np.concatenate([run_cols["start"], pend_cols["submit"]])
+    request = np.concatenate([run_cols["request"], pend_cols["request"]])
+    procs = np.concatenate([run_cols["procs"], pend_cols["procs"]]).astype(np.int32)
+    qp = np.concatenate([np.zeros(n_run), queue_partition_term(
+        pend_cols["queue"], pend_cols["partition"], policy.multifactor)])
+    est = np.concatenate([run_cols["est"], pend_cols["runtime"] if policy.estimate == "actual"
+                          else pend_cols["request"]])
+    prio = np.concatenate([np.full(n_run, np.nan), pend_cols["priority"]])
+    key = np.where(np.isnan(prio), 0.0, -prio)
+    start = np.concatenate([run_cols["start"], np.full(n_pend, -1, dtype=np.int64)])
+    exp_end = np.zeros(n, dtype=np.int64)
+    resv_first = np.full(n, -1, dtype=np.int64)
+    resv_cur = np.concatenate([np.full(n_run, -1, dtype=np.int64), pend_cols["reservation"]])
+    backfilled = np.zeros(n, dtype=np.uint8)
+    run_end = run_cols["start"] + run_cols["est"]
+    run_rows = np.lexsort((np.arange(n_run), run_end))
+
+    cdef sched_t s
+    memset(&s, 0, sizeof(sched_t))
+    sched_set_policy(&s, policy)
+    if n == 0:
+        return Decisions(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                         np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0),
+                         np.zeros((0, 2), np.int64), state)
+    cdef simtime_t[::1] v_submit = submit, v_request = request, v_est = est, v_start = start
+    cdef simtime_t[::1] v_exp = exp_end, v_rf = resv_first, v_rc = resv_cur
+    cdef simtime_t[::1] v_acc = accrued, v_h1 = hist1, v_h2 = hist2, v_run_end = run_end
+    cdef procs_t[::1] v_procs = procs
+    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
+    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage, v_fs = fairshare
+    cdef uint8_t[::1] v_bf = backfilled
+    cdef intp_t[::1] v_rows = np.ascontiguousarray(run_rows, dtype=np.intp)
+    cdef intp_t k, j
+    s.now = t
+    s.total = total
+    s.free = total - busy
+    s.n_jobs = n
+    s.submit = &v_submit[0]
+    s.request = &v_request[0]
+    s.procs = &v_procs[0]
+    s.user = &v_user[0]
+    s.qp = &v_qp[0]
+    s.est = &v_est[0]
+    s.key = &v_key[0]
+    s.prio = &v_prio[0]
+    s.start = &v_start[0]
+    s.exp_end = &v_exp[0]
+    s.resv_first = &v_rf[0]
+    s.resv_cur = &v_rc[0]
+    s.backfilled = &v_bf[0]
+    s.n_users = n_users
+    s.n_seen = len(state.seen)
+    s.usage = &v_usage[0]
+    s.accrued = &v_acc[0]
+    s.fairshare = &v_fs[0]
+    s.hist1 = &v_h1[0]
+    s.hist2 = &v_h2[0]
+    s.hist_n = &v_hist_n[0]
+    s.mf.calc_time = int(state.calc_time)
+    order_out = np.empty(n_pend, dtype=np.int64)
+    started_out = None
+    try:
+        sched_alloc(&s, n)
+        for k in range(n_run):
+            j = v_rows[k]
+            s.run[k].end = v_run_end[j]
+            s.run[k].id = j
+            s.exp_end[j] = v_run_end[j]
+        s.n_run = n_run
+        for k in range(n_pend):
+            s.wait[k] = n_run + k
+        s.n_wait = n_pend
+        s.n_sorted = 0
+        with nogil:
+            queue_prepare(&s, True)
+        for k in range(n_pend):
+            order_out[k] = s.wait[k] - n_run
+        with nogil:
+            schedule_pass(&s)
+        started_out = np.array([s.started[k] - n_run for k in range(s.n_started)], dtype=np.int64)
+        calc_time = s.mf.calc_time
+    finally:
+        sched_release(&s)
+    if policy.order == "multifactor" and calc_time != state.calc_time:
+        state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
+        state.accrued = {}
+        state.fairshare = {u: float(fairshare[i]) for i, u in enumerate(users_list)}
+        state.calc_time = int(calc_time)
+    pend_resv = resv_first[n_run:].copy()
+    pend_bf = backfilled[n_run:].copy()
+    return Decisions(started_out, pend_resv, order_out, pend_bf, est[n_run:].copy(),
+                     prio[n_run:].copy() if policy.order == "multifactor"
+                     else np.full(n_pend, np.nan), np.zeros((0, 2), np.int64), state)

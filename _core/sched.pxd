@@ -1,0 +1,363 @@
+# The scheduler state one planning pass works on, shared by the event loop and `plan`.
+#
+# Header-only (`cdef inline`).  Per-job columns are indexed by job index (the trace index
+# in the loop, running rows then pending rows in `plan`); the running set is a C array
+# sorted by (expected end, index); the waiting queue is an array of job indices in queue
+# order.  No Python object per job or per event.
+from libc.stdlib cimport malloc, free as c_free, qsort
+from libc.string cimport memmove
+from libc.stdint cimport int32_t, uint8_t
+
+from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT)
+from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
+                       mf_needs_calc, mf_recalc_usage, mf_priority)
+from profile cimport profile_t, profile_init, profile_release
+
+
+cdef struct run_t:
+    simtime_t end     # expected end (seconds) under the extension rule, as of the last pass
+    intp_t id         # job index (tie-breaker)
+
+
+cdef struct qent_t:
+    double key        # queue key (smaller first)
+    simtime_t submit  # first tie-breaker (seconds)
+    intp_t id         # last tie-breaker
+
+
+cdef struct rent_t:
+    simtime_t resv    # previous reservation (seconds), INT64_MAX when none
+    intp_t pos        # queue position (tie-breaker)
+
+
+cdef struct sched_t:
+    simtime_t now             # the pass time (seconds)
+    procs_t total             # processors in the machine
+    procs_t free              # processors free now
+    int order                 # ORDER_* code
+    int backfill              # BACKFILL_* code
+    int estimate              # ESTIMATE_* code
+    intp_t bf_max_job_test    # slurm: reservations per pass (K)
+    simtime_t bf_window       # slurm: reservation horizon (seconds)
+    simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
+    mf_t mf                   # multifactor weights and last calculation time
+    # per-job columns (length n_jobs)
+    intp_t n_jobs             # jobs in the columns
+    simtime_t* submit         # submit time (seconds)
+    simtime_t* request        # requested time (seconds)
+    procs_t* procs            # size (processors)
+    int32_t* user             # dense user code in 0..n_users-1
+    double* qp                # multifactor queue + partition term
+    simtime_t* est            # planning estimate: current while waiting, frozen at start
+    double* key               # queue key (multifactor: minus the priority)
+    double* prio              # multifactor priority (NaN: not computed yet)
+    simtime_t* start          # start time, -1 while waiting
+    simtime_t* exp_end        # running: its key in the running set (expected end, seconds)
+    simtime_t* resv_first     # first planned start given, -1 if none
+    simtime_t* resv_cur       # planned start from the latest pass, -1 if none
+    uint8_t* backfilled       # 1 if started while a job ahead in queue order waited
+    # per-user columns (length n_users)
+    intp_t n_users            # distinct users
+    intp_t n_seen             # users with an arrived job (multifactor shares 1 / n_seen)
+    double* usage             # decayed usage (processor-seconds) at the last calculation
+    simtime_t* accrued        # processor-seconds completed since the last calculation
+    double* fairshare         # fair-share factor from the last calculation
+    simtime_t* hist1          # predict: last completed runtime (seconds)
+    simtime_t* hist2          # predict: the one before (seconds)
+    int32_t* hist_n           # predict: completed runs recorded
+    # running set, sorted by (end, id)
+    run_t* run                # capacity n_jobs
+    intp_t n_run              # running jobs
+    run_t* run_tmp            # scratch for re-keying overdue jobs
+    # waiting queue
+    intp_t* wait              # job indices; wait[:n_sorted] is in queue order
+    intp_t n_wait             # waiting jobs
+    intp_t n_sorted           # queue-ordered prefix; the rest arrived since the last pass
+    qent_t* qtmp              # scratch for sorting the queue
+    rent_t* rtmp              # scratch for the conservative re-plan order
+    # output of a pass
+    intp_t* started           # jobs started by the last pass, in start order
+    intp_t n_started          # how many
+    profile_t prof            # availability profile (conservative, slurm)
+
+
+cdef inline simtime_t expected_end(simtime_t start, simtime_t est, simtime_t request,
+                                   simtime_t now) noexcept nogil:
+    """start + est; when that is <= now while running, start + request; then now + 1."""
+    cdef simtime_t e = start + est
+    if e > now:
+        return e
+    e = start + request
+    if e > now:
+        return e
+    return now + 1
+
+
+cdef inline bint run_before(simtime_t end_a, intp_t id_a, simtime_t end_b, intp_t id_b) noexcept nogil:
+    """(expected end, index) order of the running set."""
+    return end_a < end_b or (end_a == end_b and id_a < id_b)
+
+
+cdef inline void run_insert(sched_t* s, simtime_t end, intp_t id) noexcept nogil:
+    """Insert into the running set at its sorted place (binary search + memmove)."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = s.n_run
+    cdef intp_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if run_before(s.run[mid].end, s.run[mid].id, end, id):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s.n_run:
+        memmove(s.run + lo + 1, s.run + lo, (s.n_run - lo) * sizeof(run_t))
+    s.run[lo].end = end
+    s.run[lo].id = id
+    s.exp_end[id] = end
+    s.n_run += 1
+
+
+cdef inline void run_remove(sched_t* s, intp_t id) noexcept nogil:
+    """Remove a running job: binary search on its (expected end, index), then memmove."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = s.n_run
+    cdef intp_t mid
+    cdef intp_t k
+    cdef simtime_t end = s.exp_end[id]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if run_before(s.run[mid].end, s.run[mid].id, end, id):
+            lo = mid + 1
+        else:
+            hi = mid
+    k = lo
+    if k < s.n_run and s.run[k].id == id:
+        memmove(s.run + k, s.run + k + 1, (s.n_run - k - 1) * sizeof(run_t))
+        s.n_run -= 1
+
+
+cdef inline void run_rekey(sched_t* s) noexcept nogil:
+    """Apply the extension rule at ``now``: overdue jobs (expected end <= now) form a
+    prefix of the running set; give them their extended end and put them back in order."""
+    cdef intp_t k = 0
+    cdef intp_t i, j
+    while k < s.n_run and s.run[k].end <= s.now:
+        k += 1
+    if k == 0:
+        return
+    for i in range(k):
+        s.run_tmp[i] = s.run[i]
+    memmove(s.run, s.run + k, (s.n_run - k) * sizeof(run_t))
+    s.n_run -= k
+    for i in range(k):
+        j = s.run_tmp[i].id
+        run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now), j)
+
+
+cdef inline void start_job(sched_t* s, intp_t j) noexcept nogil:
+    """Start waiting job j now: take its processors, add it to the running set."""
+    s.start[j] = s.now
+    s.free -= s.procs[j]
+    run_insert(s, expected_end(s.now, s.est[j], s.request[j], s.now), j)
+    s.started[s.n_started] = j
+    s.n_started += 1
+
+
+cdef inline simtime_t predict_estimate(const sched_t* s, intp_t j) noexcept nogil:
+    """Tsafrir et al. 2007: the mean of the user's last two runtimes (floor), one run:
+    that runtime, none: the request; capped at the request."""
+    cdef int32_t u = s.user[j]
+    cdef simtime_t p
+    cdef int32_t c = s.hist_n[u]
+    if c == 0:
+        p = s.request[j]
+    elif c == 1:
+        p = s.hist1[u]
+    else:
+        p = (s.hist1[u] + s.hist2[u]) // 2
+    return p if p < s.request[j] else s.request[j]
+
+
+cdef inline void record_runtime(sched_t* s, int32_t u, simtime_t runtime) noexcept nogil:
+    """Predict mode: push a completed runtime into the user's history."""
+    s.hist2[u] = s.hist1[u]
+    s.hist1[u] = runtime
+    s.hist_n[u] += 1
+
+
+cdef inline void accrue_running(sched_t* s) noexcept nogil:
+    """Multifactor: add procs x seconds run since the last calculation (or since start)
+    by every running job to its user's accrued usage."""
+    cdef intp_t k, j
+    cdef simtime_t since
+    for k in range(s.n_run):
+        j = s.run[k].id
+        since = s.start[j]
+        if s.mf.calc_time > since:
+            since = s.mf.calc_time
+        s.accrued[s.user[j]] += <simtime_t> s.procs[j] * (s.now - since)
+
+
+cdef inline bint qent_before(const qent_t* a, const qent_t* b) noexcept nogil:
+    """Queue order: key, then submit, then index."""
+    if a.key != b.key:
+        return a.key < b.key
+    if a.submit != b.submit:
+        return a.submit < b.submit
+    return a.id < b.id
+
+
+cdef inline int _qent_cmp(const void* a, const void* b) noexcept nogil:
+    if (<const qent_t*> a).id == (<const qent_t*> b).id:
+        return 0
+    return -1 if qent_before(<const qent_t*> a, <const qent_t*> b) else 1
+
+
+cdef inline void queue_sort(sched_t* s) noexcept nogil:
+    """Sort the whole waiting queue by (key, submit, index)."""
+    cdef intp_t i, j
+    for i in range(s.n_wait):
+        j = s.wait[i]
+        s.qtmp[i].key = s.key[j]
+        s.qtmp[i].submit = s.submit[j]
+        s.qtmp[i].id = j
+    qsort(s.qtmp, s.n_wait, sizeof(qent_t), _qent_cmp)
+    for i in range(s.n_wait):
+        s.wait[i] = s.qtmp[i].id
+    s.n_sorted = s.n_wait
+
+
+cdef inline void queue_insert_tail(sched_t* s) noexcept nogil:
+    """Move the jobs that arrived since the last pass (wait[n_sorted:]) to their place in
+    the sorted prefix: binary search + memmove each (FCFS arrivals append in O(1))."""
+    cdef intp_t i, j, lo, hi, mid, m
+    cdef qent_t a, b
+    while s.n_sorted < s.n_wait:
+        j = s.wait[s.n_sorted]
+        a.key = s.key[j]
+        a.submit = s.submit[j]
+        a.id = j
+        lo = 0
+        hi = s.n_sorted
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            m = s.wait[mid]
+            b.key = s.key[m]
+            b.submit = s.submit[m]
+            b.id = m
+            if qent_before(&b, &a):
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < s.n_sorted:
+            memmove(s.wait + lo + 1, s.wait + lo, (s.n_sorted - lo) * sizeof(intp_t))
+            s.wait[lo] = j
+        s.n_sorted += 1
+
+
+cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
+    """Bring estimates, keys and the queue order up to date for the pass at ``now``.
+
+    Predict mode re-evaluates every waiting job's estimate.  Time-dependent orders (and
+    estimate-dependent ones in predict mode) recompute every key and re-sort; multifactor
+    recomputes usage and every priority when floor(now / calc_period) changed, otherwise
+    computes the priority of the new arrivals only (prio NaN); static orders give the new
+    arrivals their key and insert them.  ``is_full_sort`` sorts the whole queue anyway
+    (`plan`, whose input rows come in any order)."""
+    cdef intp_t i, j
+    cdef bint full = is_full_sort
+    if s.estimate == ESTIMATE_PREDICT:
+        for i in range(s.n_wait):
+            j = s.wait[i]
+            s.est[j] = predict_estimate(s, j)
+    if s.order == ORDER_MULTIFACTOR:
+        if mf_needs_calc(&s.mf, s.now):
+            accrue_running(s)
+            mf_recalc_usage(&s.mf, s.now, s.n_users, s.n_seen, s.usage, s.accrued, s.fairshare)
+            for i in range(s.n_wait):
+                j = s.wait[i]
+                s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
+                                        s.fairshare[s.user[j]], s.qp[j])
+                s.key[j] = -s.prio[j]
+            full = True
+        else:
+            for i in range(s.n_sorted, s.n_wait):
+                j = s.wait[i]
+                if s.prio[j] != s.prio[j]:    # NaN: arrived since the last pass
+                    s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
+                                            s.fairshare[s.user[j]], s.qp[j])
+                    s.key[j] = -s.prio[j]
+    else:
+        full = full or order_is_time_dependent(s.order) or (
+            s.estimate == ESTIMATE_PREDICT and order_uses_estimate(s.order))
+        if full:
+            for i in range(s.n_wait):
+                j = s.wait[i]
+                s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
+        else:
+            for i in range(s.n_sorted, s.n_wait):
+                j = s.wait[i]
+                s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
+    if full:
+        queue_sort(s)
+    else:
+        queue_insert_tail(s)
+
+
+cdef inline int sched_set_policy(sched_t* s, object policy) except -1:
+    """Copy a malleo.policy.Policy into the C codes and parameters."""
+    from malleo.policy import ORDERS, BACKFILLS, ESTIMATES
+    mf = policy.multifactor
+    s.order = ORDERS.index(policy.order)
+    s.backfill = BACKFILLS.index(policy.backfill)
+    s.estimate = ESTIMATES.index(policy.estimate)
+    s.bf_max_job_test = int(policy.bf_max_job_test)
+    s.bf_window = int(policy.bf_window)
+    s.bf_resolution = int(policy.bf_resolution)
+    s.mf.weight_age = float(mf.weight_age)
+    s.mf.weight_size = float(mf.weight_size)
+    s.mf.weight_fairshare = float(mf.weight_fairshare)
+    s.mf.max_age = int(mf.max_age)
+    s.mf.half_life = int(mf.half_life)
+    s.mf.calc_period = int(mf.calc_period)
+    s.mf.is_favor_small = mf.size_favor == "small"
+    s.mf.calc_time = -1
+    return 0
+
+
+cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
+    """Allocate the internal C arrays for up to ``n_jobs`` jobs (release with
+    sched_release, also after a failure)."""
+    cdef intp_t cap = n_jobs if n_jobs > 1 else 1
+    s.run = <run_t*> malloc(cap * sizeof(run_t))
+    s.run_tmp = <run_t*> malloc(cap * sizeof(run_t))
+    s.wait = <intp_t*> malloc(cap * sizeof(intp_t))
+    s.qtmp = <qent_t*> malloc(cap * sizeof(qent_t))
+    s.rtmp = <rent_t*> malloc(cap * sizeof(rent_t))
+    s.started = <intp_t*> malloc(cap * sizeof(intp_t))
+    s.n_run = 0
+    s.n_wait = 0
+    s.n_sorted = 0
+    s.n_started = 0
+    if (s.run == NULL or s.run_tmp == NULL or s.wait == NULL or s.qtmp == NULL
+            or s.rtmp == NULL or s.started == NULL):
+        raise MemoryError("scheduler state")
+    profile_init(&s.prof, 64)
+    return 0
+
+
+cdef inline void sched_release(sched_t* s) noexcept nogil:
+    """Free what sched_alloc allocated (safe on a zeroed state)."""
+    c_free(s.run)
+    c_free(s.run_tmp)
+    c_free(s.wait)
+    c_free(s.qtmp)
+    c_free(s.rtmp)
+    c_free(s.started)
+    s.run = NULL
+    s.run_tmp = NULL
+    s.wait = NULL
+    s.qtmp = NULL
+    s.rtmp = NULL
+    s.started = NULL
+    profile_release(&s.prof)
