@@ -220,3 +220,39 @@ def test_policy_show_bad_file(tmp_path):
     assert f"{path}:2: multifactor.size_favor" in run("policy", "show", str(path),
                                                       code=2).stderr
     assert "cannot read" in run("policy", "show", str(tmp_path / "none.toml"), code=2).stderr
+
+
+class _Terminal:
+    """A stderr stand-in that claims to be a terminal and records what is written."""
+
+    def __init__(self, is_tty=True):
+        self.text = ""
+        self.is_tty = is_tty
+
+    def isatty(self):
+        return self.is_tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_line_on_a_terminal_only():
+    import time
+
+    from malleo.emulator.cli._progress import Progress
+
+    terminal = _Terminal()
+    with Progress(True, terminal) as progress:
+        progress.step("replaying 10 jobs")
+        deadline = time.monotonic() + 10
+        while "replaying 10 jobs" not in terminal.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert "replaying 10 jobs" in terminal.text and " s" in terminal.text
+    assert terminal.text.endswith("\r\x1b[K")          # the line is erased at the end
+    for stream, enabled in ((_Terminal(), False), (_Terminal(is_tty=False), True)):
+        with Progress(enabled, stream) as progress:
+            progress.step("x")
+        assert stream.text == ""

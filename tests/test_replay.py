@@ -86,6 +86,14 @@ def test_jobs_larger_than_the_machine_are_dropped():
     assert 4 not in result.jobs["job_id"].tolist()
 
 
+def test_nothing_left_to_replay():
+    result = replay(swf_table([(1, 0, 10, 8, 10, 1)]), procs=4)
+    assert len(result.jobs) == 0 and len(result.timeline) == 0
+    assert result.summary["jobs"] == 0 and result.dropped == {"larger_than_machine": 1}
+    data = result.to_dict()
+    assert data["wait_mean"] is None and data["utilization"] is None
+
+
 def test_node_exclusive_allocation():
     rows = [(1, 0, 10, 1, 10, 1), (2, 0, 10, 1, 10, 1), (3, 0, 10, 1, 10, 1),
             (4, 0, 10, 9, 10, 1)]
