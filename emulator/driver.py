@@ -125,8 +125,9 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         raise MalleoError(f"node_procs: {node_procs} processors per node is more than the "
                           f"machine's {machine} processors")
 
-    table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
-                                   table["submit_time"].to_numpy()))]
+    if not _is_sorted(table["submit_time"].to_numpy(), table["job_number"].to_numpy()):
+        table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
+                                       table["submit_time"].to_numpy()))]
     if window is not None:
         start, count = window
         if start >= len(table):
@@ -241,6 +242,12 @@ def _derive(raw: pd.DataFrame, machine_procs: int, read_options: dict[str, Any]
     return table, {k: v for k, v in dropped.items() if v}
 
 
+def _is_sorted(submit: np.ndarray, number: np.ndarray) -> bool:
+    """True if rows are already in (submit, job number) order (ties in both allowed)."""
+    ds, dn = np.diff(submit), np.diff(number)
+    return bool(np.all((ds > 0) | ((ds == 0) & (dn >= 0))))
+
+
 def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
               policy: Policy) -> dict[str, np.ndarray]:
     from malleo._core import simulate
@@ -269,18 +276,24 @@ def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped
     backfilled = np.asarray(core["backfilled"]).astype(bool)
     alloc = np.asarray(alloc, dtype=np.int64)
     per_job = metrics.job_metrics(submit, start, runtime, bsld_threshold)
+
+    def owned(name, dtype=None):
+        # A fresh, writable copy of a table column, so the result shares nothing with it.
+        return np.array(table[name].to_numpy(), dtype=dtype, copy=True)
+
+    # copy=False: one block per column; consolidating 17 columns would cost more than
+    # the whole driver (each array below is the frame's own).
     jobs = pd.DataFrame({
-        "job_id": table["job_number"].to_numpy(dtype=np.int64),
-        "submit": submit, "start": start, "end": end,
+        "job_id": owned("job_number", np.int64),
+        "submit": submit.copy(), "start": start, "end": end,
         "wait": per_job["wait"], "response": per_job["response"],
-        "procs": table["procs"].to_numpy(dtype=np.int64), "alloc_procs": alloc,
-        "runtime": runtime, "estimate": table["estimate"].to_numpy(dtype=np.int64),
+        "procs": owned("procs", np.int64), "alloc_procs": alloc.copy(),
+        "runtime": runtime.copy(), "estimate": owned("estimate", np.int64),
         "bsld": per_job["bsld"], "slowdown": per_job["slowdown"],
-        "user": user, "queue": table["queue"].to_numpy(),
-        "partition": table["partition"].to_numpy(),
+        "user": owned("user_id"), "queue": owned("queue"), "partition": owned("partition"),
         "backfilled": backfilled,
-        "reservation": np.asarray(core["reservation"], dtype=np.int64),
-    }, columns=list(JOB_COLUMNS))
+        "reservation": np.array(core["reservation"], dtype=np.int64, copy=True),
+    }, columns=list(JOB_COLUMNS), copy=False)
     summary, users = metrics.summarize(submit, start, end, runtime, alloc, user, backfilled,
                                        machine_procs, bsld_threshold, dropped)
     if node_procs and len(jobs):

@@ -76,7 +76,7 @@ def jain_index(values: np.ndarray) -> float:
 
 def user_metrics(user: np.ndarray, bsld: np.ndarray, wait: np.ndarray) -> pd.DataFrame:
     """Per user: ``jobs``, ``bsld_mean`` and ``wait_mean`` (s), indexed by user id, sorted."""
-    frame = pd.DataFrame({"user": np.asarray(user), "bsld": bsld, "wait": wait})
+    frame = pd.DataFrame({"user": np.asarray(user), "bsld": bsld, "wait": wait}, copy=False)
     grouped = frame.groupby("user", sort=True)
     return pd.DataFrame({"jobs": grouped.size(), "bsld_mean": grouped["bsld"].mean(),
                          "wait_mean": grouped["wait"].mean()})
