@@ -1,0 +1,403 @@
+"""The agent's cycle and its service loop.
+
+A cycle: take the queue fingerprint, read the state, convert it, run ``plan``, compute the
+priority writes; then take the fingerprint again and apply only if the queue did not change
+meanwhile (else re-read and re-plan, up to :data:`STALE_RETRIES` times).  Writes on jobs
+that vanished or started in the last instant are skipped, never fatal.
+
+The loop runs a cycle every ``period`` seconds and as soon as the queue fingerprint changes
+(polled every ``poll`` seconds between cycles).  Slurm errors are logged and retried with
+exponential backoff; nothing but a signal ends the loop.  SIGTERM/SIGINT finish the current
+cycle and exit 0; SIGHUP reloads the policy file (an invalid one is logged with its
+``FILE:LINE`` error and the old policy kept).
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from malleo.errors import PolicyError
+from malleo.plugin.agent import shadow
+from malleo.plugin.agent.apply import ApplyReport, apply_priorities, assign_priorities, wanted_order
+from malleo.plugin.agent.logs import LOGGER_NAME, event
+from malleo.plugin.agent.metrics_http import Metrics
+from malleo.plugin.agent.state import (
+    PlanInputs, Snapshot, plan_inputs, queue_fingerprint, read_snapshot, user_key)
+from malleo.plugin.backends import SlurmBackend
+from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable
+from malleo.policy import Policy
+
+STALE_RETRIES = 3
+"""Re-reads per cycle when the queue changes between the read and the apply."""
+BACKOFF_INITIAL = 1.0
+"""First wait (seconds) after a failed cycle; doubles up to ``backoff_max``."""
+ONCE_ATTEMPTS = 3
+"""Attempts of a ``--once`` run before it gives up (exit 1)."""
+
+
+def load_agent_policy(path: str | Path) -> Policy:
+    """Read a TOML policy file for live use.
+
+    Raises:
+        PolicyError: unreadable or invalid (``FILE:LINE: key: ...``), or ``estimate =
+            "actual"``, which needs runtimes a live cluster does not know.
+    """
+    from malleo.policy_file import load_policy
+
+    policy = load_policy(path)
+    if policy.estimate == "actual":
+        raise PolicyError(f"{path}: estimate: 'actual' needs the jobs' real runtimes, unknown "
+                          f"on a live cluster; use 'request' or 'predict'")
+    return policy
+
+
+@dataclass
+class CycleResult:
+    """What one cycle saw and did.
+
+    Attributes:
+        inputs: the converted state (None when no partition node was usable).
+        decisions: ``plan``'s decisions (None with ``inputs``).
+        order: job ids in wanted priority order.
+        started_now: ids ``plan`` starts now.
+        writes: id -> priority the cycle wanted written.
+        report: what was applied (None in shadow mode or when nothing was to write).
+        fingerprint: the queue fingerprint the decisions were based on.
+        stale_retries: re-reads because the queue changed before applying.
+        shadow: the comparison with the previous plan (shadow mode only).
+        seconds: wall time of the cycle.
+    """
+
+    inputs: PlanInputs | None
+    decisions: object | None
+    order: list[int]
+    started_now: list[int]
+    writes: dict[int, int]
+    report: ApplyReport | None
+    fingerprint: tuple
+    stale_retries: int = 0
+    shadow: shadow.ShadowReport | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class _Memory:
+    """What the agent carries between cycles; all of it can be rebuilt from Slurm (a
+    restarted agent starts empty and converges in one cycle)."""
+
+    plan_state: object = None
+    recorded: set = field(default_factory=set)
+    reservation: dict = field(default_factory=dict)
+    priority: dict = field(default_factory=dict)
+    last_order: list = field(default_factory=list)
+    last_starts: set = field(default_factory=set)
+
+
+class Agent:
+    """The malleo policy agent for one Slurm partition.
+
+    Args:
+        backend: the Slurm backend (``select_backend()``).
+        policy_path: the TOML policy file (read now; SIGHUP reads it again).
+        period: seconds between full cycles when the queue does not change.
+        poll: seconds between queue-fingerprint polls (0: no polling, period only).
+        dry_run: shadow mode: plan and log, apply nothing, compare with what Slurm does.
+        unit: "nodes" or "cpus" (see :mod:`malleo.plugin.agent.state`).
+        partition: partition to manage; None: the default partition.
+        metrics: where to count (a fresh :class:`Metrics` if None).
+        backoff_max: longest wait (seconds) between retries when Slurm fails.
+
+    Raises:
+        PolicyError: the policy file is invalid.
+    """
+
+    def __init__(self, backend: SlurmBackend, policy_path: str | Path, *, period: float = 5.0,
+                 poll: float = 0.5, dry_run: bool = False, unit: str = "nodes",
+                 partition: str | None = None, metrics: Metrics | None = None,
+                 backoff_max: float = 30.0):
+        if period <= 0:
+            raise PolicyError(f"period: must be > 0 seconds, got {period}")
+        self.backend = backend
+        self.policy_path = str(policy_path)
+        self.policy = load_agent_policy(policy_path)
+        self.period = float(period)
+        self.poll = max(float(poll), 0.0)
+        self.dry_run = bool(dry_run)
+        self.unit = unit
+        self.partition = partition
+        self.metrics = metrics or Metrics()
+        self.backoff_max = float(backoff_max)
+        self.log = logging.getLogger(LOGGER_NAME)
+        self._memory = _Memory()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._reload = False
+        self.metrics.set("malleo_agent_dry_run", 1 if dry_run else 0)
+
+    # --- one cycle ------------------------------------------------------------------------
+
+    def cycle(self) -> CycleResult:
+        """Read, plan, and apply (or, in shadow mode, log and compare) once.
+
+        Raises:
+            SlurmError: Slurm could not be read, or went away while applying.
+        """
+        from malleo._core import PlanState, plan
+
+        t0 = time.monotonic()
+        memory = self._memory
+        if memory.plan_state is None:
+            memory.plan_state = PlanState()
+        for attempt in range(STALE_RETRIES + 1):
+            fingerprint = queue_fingerprint(self.backend)
+            snapshot = read_snapshot(self.backend)
+            self._record_completions(snapshot)
+            try:
+                inputs = plan_inputs(snapshot, unit=self.unit, partition=self.partition,
+                                     estimate=self.policy.estimate,
+                                     history=memory.plan_state.history,
+                                     previous_reservation=memory.reservation,
+                                     previous_priority=memory.priority)
+            except ValueError as exc:
+                raise SlurmError(str(exc)) from None
+            if inputs.total < 1:
+                event(self.log, logging.WARNING, "no_usable_nodes", partition=inputs.partition)
+                return CycleResult(inputs, None, [], [], {}, None, fingerprint,
+                                   seconds=time.monotonic() - t0)
+            decisions = plan(inputs.now, inputs.total, inputs.running, inputs.pending,
+                             self.policy, memory.plan_state)
+            order = wanted_order(decisions, inputs.pending_ids)
+            started_now = [int(inputs.pending_ids[i]) for i in decisions.start]
+            current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
+            writes = assign_priorities(order, current)
+            report = None
+            if writes and not self.dry_run:
+                if queue_fingerprint(self.backend) != fingerprint:
+                    self.metrics.inc("malleo_agent_stale_plans_total")
+                    event(self.log, logging.INFO, "stale_plan", attempt=attempt + 1,
+                          writes=len(writes))
+                    continue
+                report = apply_priorities(self.backend, writes, order)
+            break
+        else:
+            event(self.log, logging.WARNING, "queue_keeps_changing",
+                  retries=STALE_RETRIES, note="nothing applied this cycle")
+            report = ApplyReport()
+            writes = {}
+        shadow_report = self._compare_with_previous(snapshot) if self.dry_run else None
+        memory.plan_state = decisions.state
+        memory.last_order = order
+        memory.last_starts = set(started_now)
+        ids = inputs.pending_ids.tolist()
+        memory.reservation = {j: int(r) for j, r in zip(ids, decisions.reservation.tolist())
+                              if r >= 0}
+        memory.priority = {j: float(p) for j, p in zip(ids, decisions.priority.tolist())
+                           if not np.isnan(p)}
+        result = CycleResult(inputs, decisions, order, started_now, writes, report, fingerprint,
+                             stale_retries=attempt, shadow=shadow_report,
+                             seconds=time.monotonic() - t0)
+        self._account(result)
+        return result
+
+    def _record_completions(self, snapshot: Snapshot) -> None:
+        """Feed completed jobs Slurm still lists into the runtime history (predict mode and
+        multifactor usage); a restarted agent thus rebuilds what Slurm still shows."""
+        memory = self._memory
+        done = sorted((j for j in snapshot.jobs
+                       if j.state == "COMPLETED" and j.start_time and j.end_time
+                       and j.end_time >= j.start_time),
+                      key=lambda j: (j.end_time, j.job_id))
+        present = set()
+        for job in done:
+            present.add(job.job_id)
+            if job.job_id in memory.recorded:
+                continue
+            size = job.num_nodes if self.unit == "nodes" else job.num_cpus
+            memory.plan_state.record_completion(user_key(job), max(size, 1), job.start_time,
+                                                job.end_time)
+            memory.recorded.add(job.job_id)
+        memory.recorded &= present
+
+    def _compare_with_previous(self, snapshot: Snapshot) -> shadow.ShadowReport | None:
+        memory = self._memory
+        if not memory.last_order:
+            return None
+        wanted = set(memory.last_order)
+        starts, pending = {}, set()
+        for job in snapshot.jobs:
+            if job.job_id not in wanted:
+                continue
+            if job.is_pending:
+                pending.add(job.job_id)
+            elif job.start_time:
+                starts[job.job_id] = int(job.start_time)
+        report = shadow.compare(memory.last_order, memory.last_starts, starts, pending)
+        if report.started or report.late:
+            self.metrics.inc("malleo_agent_shadow_started_total", len(report.started))
+            self.metrics.inc("malleo_agent_shadow_inversions_total", len(report.inversions))
+            event(self.log, logging.INFO, "shadow", started=report.started,
+                  inversions=len(report.inversions),
+                  inverted_pairs=[list(p) for p in report.inversions[:20]],
+                  started_early=report.early, planned_not_started=report.late)
+        return report
+
+    def _account(self, result: CycleResult) -> None:
+        m = self.metrics
+        inputs = result.inputs
+        m.inc("malleo_agent_cycles_total")
+        m.observe_cycle(result.seconds)
+        m.set("malleo_agent_last_success_timestamp_seconds", time.time())
+        m.set("malleo_agent_queue_pending", len(inputs.pending_ids))
+        m.set("malleo_agent_queue_skipped", len(inputs.skipped))
+        m.set("malleo_agent_running_jobs", len(inputs.running_ids))
+        m.set("malleo_agent_planned_starts", len(result.started_now))
+        m.set("malleo_agent_machine_units", inputs.total)
+        m.set("malleo_agent_busy_units", inputs.busy)
+        report = result.report
+        if report is not None:
+            m.inc("malleo_agent_decisions_applied_total", len(report.applied))
+            for reason, count in (("vanished", len(report.vanished)),
+                                  ("not_pending", len(report.not_pending)),
+                                  ("refused", len(report.failed))):
+                if count:
+                    m.inc("malleo_agent_decisions_skipped_total", count, reason=reason)
+        fields = dict(now=inputs.now, pending=len(inputs.pending_ids),
+                      running=len(inputs.running_ids), skipped=len(inputs.skipped),
+                      busy=inputs.busy, total=inputs.total, start_now=result.started_now,
+                      seconds=round(result.seconds, 4), stale_retries=result.stale_retries)
+        if self.dry_run:
+            fields["would_write"] = {str(k): v for k, v in list(result.writes.items())[:50]}
+            fields["would_write_count"] = len(result.writes)
+            event(self.log, logging.INFO, "cycle_dry_run", **fields)
+        else:
+            fields["written"] = len(report.applied) if report else 0
+            if report is not None and report.skipped:
+                fields["skipped_writes"] = {"vanished": report.vanished,
+                                            "not_pending": report.not_pending,
+                                            "refused": report.failed}
+            event(self.log, logging.INFO, "cycle", **fields)
+
+    # --- the service loop --------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Finish the current cycle, then leave :meth:`run` (what SIGTERM does)."""
+        self._stop.set()
+        self._wake.set()
+
+    def request_reload(self) -> None:
+        """Reload the policy file before the next cycle (what SIGHUP does)."""
+        self._reload = True
+        self._wake.set()
+
+    def reload_policy(self) -> bool:
+        """Read the policy file again; keep the old policy when the new one is invalid.
+
+        Returns:
+            True when the new policy is in force.
+        """
+        self._reload = False
+        try:
+            policy = load_agent_policy(self.policy_path)
+        except PolicyError as exc:
+            self.metrics.inc("malleo_agent_policy_reloads_total", result="rejected")
+            event(self.log, logging.ERROR, "policy_reload_rejected", error=str(exc),
+                  kept=self.policy.describe())
+            return False
+        old = self.policy
+        self.policy = policy
+        if policy.order != old.order or policy.backfill != old.backfill:
+            self._memory.reservation.clear()
+            self._memory.priority.clear()
+        self.metrics.inc("malleo_agent_policy_reloads_total", result="ok")
+        event(self.log, logging.INFO, "policy_reloaded", policy=policy.describe(),
+              previous=old.describe())
+        return True
+
+    def _install_signals(self) -> list:
+        if threading.current_thread() is not threading.main_thread():
+            return []
+        previous = []
+        for sig, handler in ((signal.SIGTERM, lambda *_: self.request_stop()),
+                             (signal.SIGINT, lambda *_: self.request_stop()),
+                             (signal.SIGHUP, lambda *_: self.request_reload())):
+            previous.append((sig, signal.signal(sig, handler)))
+        return previous
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0 and self._wake.wait(seconds):
+            self._wake.clear()
+
+    def run(self, once: bool = False) -> int:
+        """Run cycles until stopped; return the process exit status.
+
+        Returns:
+            0 after SIGTERM/SIGINT (or a completed ``once`` cycle); 1 when a ``once`` run
+            could not complete a cycle in :data:`ONCE_ATTEMPTS` attempts.
+        """
+        previous = self._install_signals()
+        event(self.log, logging.INFO, "agent_start", policy=self.policy.describe(),
+              config=self.policy_path, backend=getattr(self.backend, "name", "?"),
+              dry_run=self.dry_run, period=self.period, poll=self.poll, unit=self.unit,
+              partition=self.partition or "(default)")
+        backoff = BACKOFF_INITIAL
+        failures = 0
+        last_fp = None
+        try:
+            while not self._stop.is_set():
+                if self._reload:
+                    self.reload_policy()
+                try:
+                    result = self.cycle()
+                except SlurmError as exc:
+                    failures += 1
+                    kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
+                    self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
+                    event(self.log, logging.WARNING, "cycle_failed", kind=kind, error=str(exc),
+                          retry_in=backoff, failures=failures)
+                except Exception as exc:  # a bug must not take the scheduler policy down
+                    failures += 1
+                    self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
+                    self.log.exception("cycle_crashed", extra={"malleo_fields": {
+                        "error": repr(exc), "retry_in": backoff}})
+                else:
+                    failures = 0
+                    backoff = BACKOFF_INITIAL
+                    last_fp = result.fingerprint
+                    if once:
+                        return 0
+                    self._wait_for_trigger(last_fp)
+                    continue
+                if once and failures >= ONCE_ATTEMPTS:
+                    return 1
+                self._sleep(backoff)
+                backoff = min(backoff * 2, self.backoff_max)
+            return 0
+        finally:
+            event(self.log, logging.INFO, "agent_stop")
+            for sig, handler in previous:
+                signal.signal(sig, handler)
+
+    def _wait_for_trigger(self, last_fp: tuple) -> None:
+        """Return at the next period, when the queue fingerprint changes, or on a signal."""
+        deadline = time.monotonic() + self.period
+        while not self._stop.is_set() and not self._reload:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if self.poll <= 0:
+                self._sleep(remaining)
+                continue
+            self._sleep(min(self.poll, remaining))
+            if self._stop.is_set() or self._reload:
+                return
+            try:
+                if queue_fingerprint(self.backend) != last_fp:
+                    return
+            except SlurmError:
+                return          # the full cycle reports and backs off

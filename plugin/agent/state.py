@@ -1,0 +1,316 @@
+"""Live Slurm state -> the inputs of ``malleo._core.plan``.
+
+One cycle of the agent reads a :class:`Snapshot` (nodes and jobs, through a
+:class:`~malleo.plugin.backends.SlurmBackend`) and converts it with :func:`plan_inputs`.
+
+Allocation unit (``unit``):
+
+- ``"nodes"`` (the default): the machine is the number of usable nodes of the managed
+  partition and a job's size is its node count.  Right for partitions with
+  ``OverSubscribe=EXCLUSIVE`` (every job gets whole nodes), which is what malleo's agent is
+  meant for: node counts are what Slurm allocates.
+- ``"cpus"``: the machine is the sum of the CPUs of the usable nodes and a job's size is its
+  CPU count, for partitions where jobs share nodes by core.  The core then sees one pool of
+  processors and ignores node boundaries (a job of 3 CPUs may not fit on nodes with 2 free
+  CPUs each): an approximation, stated in docs/agent.md.
+
+Usable nodes are those Slurm may schedule on (:attr:`Node.is_available`: up, not drained,
+not failing).  A running job's size counts only its usable nodes, so the busy part never
+exceeds the machine.
+
+Stateless: everything comes from Slurm.  User names map to stable integers (the uid Slurm
+reports, else a CRC-32 of the name), so a restarted agent keys users the same way.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from malleo.plugin.backends import Job, Node, SlurmBackend
+from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable, classify
+
+UNITS = ("nodes", "cpus")
+"""Allocation units the agent plans in (see the module docstring)."""
+
+UNLIMITED_SECONDS = 365 * 86400
+"""Planning estimate (seconds) of a job without a time limit in a partition without MaxTime."""
+
+INELIGIBLE_REASONS = frozenset({
+    "Dependency", "DependencyNeverSatisfied", "BeginTime", "JobHeldUser", "JobHeldAdmin",
+    "PartitionDown", "PartitionInactive", "PartitionTimeLimit", "PartitionNodeLimit",
+    "ReqNodeNotAvail", "Reservation", "InvalidAccount", "InvalidQOS", "BadConstraints"})
+"""Slurm pending reasons of jobs that cannot start whatever the priorities: the agent leaves
+them out of the plan and does not touch their priority."""
+
+
+def user_key(job: Job) -> int:
+    """A stable integer for the job's owner: the uid when Slurm reports it, else a CRC-32
+    of the user name (so a restarted agent maps users the same way)."""
+    if job.user_id is not None:
+        return int(job.user_id)
+    return zlib.crc32(job.user.encode("utf-8")) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one read of Slurm returned.
+
+    Attributes:
+        read_time: epoch seconds (float) when the read finished, on the agent's clock.
+        nodes: every node.
+        jobs: every job the controller holds (pending, running, recently finished).
+        partitions: partition name -> MaxTime in seconds (None: unlimited); the default
+            partition is listed under ``default_partition``.
+        default_partition: name of the cluster's default partition ("" if none).
+    """
+
+    read_time: float
+    nodes: tuple[Node, ...]
+    jobs: tuple[Job, ...]
+    partitions: dict[str, int | None] = field(default_factory=dict)
+    default_partition: str = ""
+
+
+def read_snapshot(backend: SlurmBackend) -> Snapshot:
+    """Read nodes, partitions and jobs from ``backend`` (three Slurm queries).
+
+    Raises:
+        SlurmError: the backend's typed errors (SlurmUnavailable when Slurm is unreachable).
+    """
+    parts = backend.partitions()
+    nodes = backend.nodes()
+    jobs = backend.all_jobs()
+    default = next((p.name for p in parts if p.is_default), parts[0].name if parts else "")
+    return Snapshot(time.time(), tuple(nodes), tuple(jobs),
+                    {p.name: p.max_time for p in parts}, default)
+
+
+def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[int, str], ...]:
+    """A cheap summary of the queue that changes whenever a job arrives, starts or ends:
+    the sorted (job id, state) pairs of the jobs Slurm still lists as active.
+
+    With the CLI backend this is one ``squeue --noheader --format=%i|%T`` (plain text, much
+    cheaper than ``squeue --json`` on long queues); other backends read all jobs.
+
+    Raises:
+        SlurmError: Slurm is unreachable or refused the query.
+    """
+    conf = getattr(backend, "conf", None)
+    if getattr(backend, "name", "") == "cli":
+        env = dict(os.environ)
+        if conf is not None:
+            env["SLURM_CONF"] = str(conf)
+        argv = ["squeue", "--noheader", "--all", "--format=%i|%T"]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, env=env,
+                                  timeout=getattr(backend, "timeout", 60.0))
+        except FileNotFoundError:
+            raise SlurmUnavailable("squeue not found: is Slurm's client installed?") from None
+        except subprocess.TimeoutExpired:
+            raise SlurmUnavailable("squeue: no answer (queue fingerprint)") from None
+        if proc.returncode != 0:
+            message = proc.stderr.strip() or f"exit status {proc.returncode}"
+            raise classify(message, argv, proc.returncode) or SlurmUnavailable(
+                f"{message} ({' '.join(argv)})")
+        pairs = []
+        for line in proc.stdout.splitlines():
+            jid, _, state = line.strip().partition("|")
+            if jid:
+                pairs.append((jid, state))
+        return tuple(sorted((_id_key(j), s) for j, s in pairs))
+    return tuple(sorted((j.job_id, j.state) for j in backend.all_jobs() if not j.is_finished))
+
+
+def _id_key(text: str):
+    # Array jobs print as 12_3; keep them comparable with plain ids.
+    return int(text) if text.isdigit() else text
+
+
+def predicted_estimate(history: dict, user: int, request: int) -> int:
+    """The ``predict`` estimate (seconds): mean of the user's last two completed runtimes
+    (integer division), one run: that runtime, none: ``request``; capped at ``request``
+    (docs/scheduling-semantics.md)."""
+    last, before, count = history.get(user, (0, 0, 0))
+    if count <= 0:
+        return request
+    guess = last if count == 1 else (last + before) // 2
+    return min(guess, request)
+
+
+@dataclass
+class PlanInputs:
+    """A snapshot converted for ``plan``: the machine, the running and the pending tables.
+
+    Attributes:
+        now: the pass time, integer epoch seconds (never before a submit or start it holds).
+        unit: "nodes" or "cpus".
+        partition: the managed partition.
+        total: usable units (nodes or CPUs) of the partition.
+        running_ids: Slurm ids of the running rows, in job-id order.
+        running: dict of arrays for ``plan`` (``procs``, ``start``, ``est``, ``request``, ``user``).
+        pending_ids: Slurm ids of the pending rows, in (submit, job id) order.
+        pending: dict of arrays for ``plan`` (``submit``, ``procs``, ``request``, ``user``,
+            ``reservation``, ``priority``).
+        pending_priority: the Slurm priority each pending row has now.
+        skipped: job id -> why a pending job of the partition is not planned (held, a
+            dependency, larger than the usable machine...); its priority is left alone.
+        finished: jobs of the partition that completed and that Slurm still lists
+            (MinJobAge), in end order: the runtime history a restarted agent rebuilds.
+    """
+
+    now: int
+    unit: str
+    partition: str
+    total: int
+    running_ids: np.ndarray
+    running: dict[str, np.ndarray]
+    pending_ids: np.ndarray
+    pending: dict[str, np.ndarray]
+    pending_priority: np.ndarray
+    skipped: dict[int, str]
+    finished: list[Job]
+
+    @property
+    def busy(self) -> int:
+        """Units held by running jobs."""
+        return int(self.running["procs"].sum(dtype=np.int64))
+
+
+def _in_partition(job: Job, partition: str) -> bool:
+    return partition in job.partition.split(",")
+
+
+def _limit(job: Job, max_time: int | None) -> int:
+    if job.time_limit is not None:
+        return max(int(job.time_limit), 0)
+    return int(max_time) if max_time else UNLIMITED_SECONDS
+
+
+def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | None = None,
+                estimate: str = "request", history: dict | None = None,
+                previous_reservation: dict[int, int] | None = None,
+                previous_priority: dict[int, float] | None = None) -> PlanInputs:
+    """Convert a snapshot into ``plan``'s inputs.
+
+    Args:
+        snapshot: from :func:`read_snapshot`.
+        unit: "nodes" or "cpus" (module docstring).
+        partition: the partition to manage; None: the cluster's default partition.
+        estimate: the policy's estimate source: "request" (running jobs' planning estimate
+            is their time limit) or "predict" (the prediction from ``history``, capped by
+            the limit).  "actual" cannot be used live (runtimes are unknown).
+        history: user -> (last runtime, the one before, count), as in ``PlanState.history``.
+        previous_reservation: job id -> planned start from the previous pass (conservative
+            backfill keeps it); missing ids get -1.
+        previous_priority: job id -> multifactor priority from the previous pass; missing
+            ids get NaN.
+
+    Returns:
+        :class:`PlanInputs`.
+
+    Raises:
+        ValueError: an unknown unit, ``estimate="actual"``, or a partition Slurm does not list.
+    """
+    if unit not in UNITS:
+        raise ValueError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
+    if estimate == "actual":
+        raise ValueError("estimate 'actual' needs the jobs' real runtimes, which a live "
+                         "cluster does not know; use 'request' or 'predict'")
+    part = partition or snapshot.default_partition
+    if snapshot.partitions and part not in snapshot.partitions:
+        raise ValueError(f"partition {part!r}: Slurm lists only "
+                         f"{', '.join(sorted(snapshot.partitions)) or 'none'}")
+    max_time = snapshot.partitions.get(part)
+    history = history or {}
+    prev_resv = previous_reservation or {}
+    prev_prio = previous_priority or {}
+
+    usable = {n.name: n for n in snapshot.nodes if n.is_available and part in n.partitions}
+    total = len(usable) if unit == "nodes" else sum(n.cpus for n in usable.values())
+
+    running, pending, finished = [], [], []
+    for job in snapshot.jobs:
+        if not _in_partition(job, part):
+            continue
+        if job.is_running:
+            running.append(job)
+        elif job.is_pending:
+            pending.append(job)
+        elif job.state == "COMPLETED" and job.start_time and job.end_time:
+            finished.append(job)
+    running.sort(key=lambda j: j.job_id)
+    pending.sort(key=lambda j: (j.submit_time, j.job_id))
+    finished.sort(key=lambda j: (j.end_time, j.job_id))
+
+    latest = max([j.start_time or 0 for j in running] + [j.submit_time for j in pending] + [0])
+    now = max(int(snapshot.read_time), latest)
+
+    r_ids, r_procs, r_start, r_est, r_req, r_user = [], [], [], [], [], []
+    for job in running:
+        on_usable = [n for n in job.node_list if n in usable]
+        if not on_usable:
+            continue            # only on drained/down nodes, or not on this partition's nodes
+        if unit == "nodes":
+            size = len(on_usable)
+        else:
+            size = job.num_cpus * len(on_usable) // max(len(job.node_list), 1) or 1
+        request = _limit(job, max_time)
+        user = user_key(job)
+        est = predicted_estimate(history, user, request) if estimate == "predict" else request
+        r_ids.append(job.job_id)
+        r_procs.append(size)
+        r_start.append(min(int(job.start_time or now), now))
+        r_est.append(est)
+        r_req.append(request)
+        r_user.append(user)
+    busy = sum(r_procs)
+    if busy > total:
+        # Slurm's view and the node states disagree for a moment (a node just went down):
+        # plan on what is known to be busy.
+        total = busy
+
+    p_ids, p_submit, p_procs, p_req, p_user, p_resv, p_prio, p_cur = [], [], [], [], [], [], [], []
+    skipped: dict[int, str] = {}
+    for job in pending:
+        if job.is_held:
+            skipped[job.job_id] = "held"
+            continue
+        if job.reason in INELIGIBLE_REASONS:
+            skipped[job.job_id] = f"reason {job.reason}"
+            continue
+        size = job.num_nodes if unit == "nodes" else job.num_cpus
+        size = max(int(size), 1)
+        if size > total:
+            skipped[job.job_id] = f"needs {size} {unit}, {total} usable"
+            continue
+        p_ids.append(job.job_id)
+        p_submit.append(min(int(job.submit_time), now))
+        p_procs.append(size)
+        p_req.append(_limit(job, max_time))
+        p_user.append(user_key(job))
+        p_resv.append(int(prev_resv.get(job.job_id, -1)))
+        p_prio.append(float(prev_prio.get(job.job_id, np.nan)))
+        p_cur.append(int(job.priority))
+
+    return PlanInputs(
+        now=now, unit=unit, partition=part, total=int(total),
+        running_ids=np.array(r_ids, dtype=np.int64),
+        running={"procs": np.array(r_procs, dtype=np.int32),
+                 "start": np.array(r_start, dtype=np.int64),
+                 "est": np.array(r_est, dtype=np.int64),
+                 "request": np.array(r_req, dtype=np.int64),
+                 "user": np.array(r_user, dtype=np.int64)},
+        pending_ids=np.array(p_ids, dtype=np.int64),
+        pending={"submit": np.array(p_submit, dtype=np.int64),
+                 "procs": np.array(p_procs, dtype=np.int32),
+                 "request": np.array(p_req, dtype=np.int64),
+                 "user": np.array(p_user, dtype=np.int64),
+                 "reservation": np.array(p_resv, dtype=np.int64),
+                 "priority": np.array(p_prio, dtype=np.float64)},
+        pending_priority=np.array(p_cur, dtype=np.int64),
+        skipped=skipped, finished=finished)
