@@ -1,0 +1,366 @@
+"""A deliberately naive reference scheduler: docs/scheduling-semantics.md, read aloud.
+
+This module is the reference the differential tests hold ``malleo._core`` to.  It shares
+no code with the core (it never imports it) and favours being obviously right over being
+fast: plain lists and dicts, a heap of event times, the queue re-sorted from scratch at
+every pass, the conservative availability profile rebuilt from scratch at every pass.
+Comments of the form ``[semantics: <section>]`` name the rule of the semantics page the
+code below them implements.
+
+Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sjf``,
+``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``; backfill ``none``, ``easy``,
+``conservative``, ``slurm``; estimates ``request``, ``actual``, ``predict``.  Not covered:
+``multifactor``.
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from typing import Sequence
+
+ORACLE_ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1")
+ORACLE_BACKFILLS = ("none", "easy", "conservative", "slurm")
+ORACLE_ESTIMATES = ("request", "actual", "predict")
+
+
+def oracle_simulate(
+    submit: Sequence[int],
+    runtime: Sequence[int],
+    estimate: Sequence[int],
+    procs: Sequence[int],
+    total_procs: int,
+    order: str = "fcfs",
+    backfill: str = "easy",
+    est_mode: str = "request",
+    user: Sequence[int] | None = None,
+    bf_max_job_test: int = 500,
+    bf_window: int = 86400,
+    bf_resolution: int = 60,
+) -> dict[str, list[int]]:
+    """Replay one workload under one policy, naively.
+
+    Args:
+        submit: submit time of each job, seconds, non-decreasing (jobs are indexed in
+            (submit, job number) order; the index breaks every remaining tie).
+        runtime: seconds each job really runs (>= 0).
+        estimate: the user's requested time, seconds (>= 0); ``request`` in the page.
+        procs: processors each job holds, each in ``1..total_procs``.
+        total_procs: processors of the machine (``P``).
+        order, backfill, est_mode: the policy (see module docstring).
+        user: user of each job (only ``predict`` reads it); default: all one user.
+        bf_max_job_test, bf_window, bf_resolution: the ``slurm`` backfill knobs
+            (jobs, seconds, seconds).
+
+    Returns:
+        ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
+        -1) and ``backfilled`` (0/1), one list entry per job.
+    """
+    if order not in ORACLE_ORDERS:
+        raise ValueError(f"oracle: unsupported order {order!r}")
+    if backfill not in ORACLE_BACKFILLS:
+        raise ValueError(f"oracle: unsupported backfill {backfill!r}")
+    if est_mode not in ORACLE_ESTIMATES:
+        raise ValueError(f"oracle: unsupported estimate {est_mode!r}")
+    sim = _Oracle(
+        [int(x) for x in submit], [int(x) for x in runtime], [int(x) for x in estimate],
+        [int(x) for x in procs], int(total_procs), order, backfill, est_mode,
+        [0] * len(submit) if user is None else [int(x) for x in user],
+        int(bf_max_job_test), int(bf_window), int(bf_resolution),
+    )
+    sim.run()
+    return {"start": sim.start, "end": sim.end, "reservation": sim.reservation,
+            "backfilled": sim.backfilled}
+
+
+class _Oracle:
+    """The state of one naive replay; ``run`` does it all."""
+
+    def __init__(self, submit, runtime, request, procs, total_procs, order, backfill,
+                 est_mode, user, bf_max_job_test, bf_window, bf_resolution):
+        n = len(submit)
+        for i in range(n):
+            if i and submit[i] < submit[i - 1]:
+                raise ValueError(f"oracle: submit times must be sorted (job {i})")
+            if not 1 <= procs[i] <= total_procs:
+                raise ValueError(f"oracle: job {i} needs {procs[i]} of {total_procs} procs")
+            if runtime[i] < 0 or request[i] < 0:
+                raise ValueError(f"oracle: job {i} has a negative time")
+        self.n = n
+        self.submit, self.runtime, self.request, self.procs = submit, runtime, request, procs
+        self.user = user
+        self.P = total_procs
+        self.order, self.backfill, self.est_mode = order, backfill, est_mode
+        self.bf_max_job_test, self.bf_window = bf_max_job_test, bf_window
+        self.bf_resolution = bf_resolution
+
+        self.start = [-1] * n
+        self.end = [-1] * n
+        self.reservation = [-1] * n
+        self.backfilled = [0] * n
+        self.est_at_start = [0] * n        # the estimate a job had when it started
+        self.waiting: list[int] = []       # submitted, not started
+        self.running: list[int] = []       # started, not completed
+        self.free = total_procs            # processors not held by a running job
+        self.history: dict[int, list[int]] = {}   # user -> completed runtimes, oldest first
+        self.held: dict[int, int] = {}     # conservative: job -> its current reservation
+
+    # [semantics: Event order]
+    def run(self) -> None:
+        events = sorted(set(self.submit))
+        heapq.heapify(events)
+        next_arrival = 0
+        while events:
+            t = heapq.heappop(events)
+            while events and events[0] == t:
+                heapq.heappop(events)
+            # 1. completions at t, in increasing job index
+            self.complete_at(t)
+            # 2. arrivals with submit == t join the queue
+            while next_arrival < self.n and self.submit[next_arrival] == t:
+                self.waiting.append(next_arrival)
+                next_arrival += 1
+            # 3. one scheduling pass; repeat 1 and 3 while a pass starts a 0-runtime job
+            while True:
+                started = self.schedule_pass(t)
+                for j in started:
+                    if self.end[j] > t:
+                        heapq.heappush(events, self.end[j])
+                if not any(self.runtime[j] == 0 for j in started):
+                    break
+                self.complete_at(t)
+
+    def complete_at(self, t: int) -> None:
+        for j in sorted(self.running):
+            if self.end[j] == t:
+                self.running.remove(j)
+                self.free += self.procs[j]
+                # predict mode: the runtime joins the user's history
+                self.history.setdefault(self.user[j], []).append(self.runtime[j])
+
+    def start_job(self, j: int, t: int) -> None:
+        self.waiting.remove(j)
+        self.running.append(j)
+        self.free -= self.procs[j]
+        self.held.pop(j, None)
+        self.start[j] = t
+        self.end[j] = t + self.runtime[j]   # [semantics: Jobs and the machine]
+        self.est_at_start[j] = self.est(j)
+
+    def free_now(self) -> int:
+        return self.free
+
+    # [semantics: Planning estimate]
+    def est(self, j: int) -> int:
+        if self.est_mode == "request":
+            return self.request[j]
+        if self.est_mode == "actual":
+            return self.runtime[j]
+        past = self.history.get(self.user[j], [])
+        if len(past) >= 2:
+            guess = (past[-1] + past[-2]) // 2
+        elif len(past) == 1:
+            guess = past[-1]
+        else:
+            guess = self.request[j]
+        return min(guess, self.request[j])
+
+    def expected_end(self, j: int, t: int) -> int:
+        """s + est; if <= t while running, s + request; if that too is <= t, t + 1."""
+        s = self.start[j]
+        if s + self.est_at_start[j] > t:
+            return s + self.est_at_start[j]
+        if s + self.request[j] > t:
+            return s + self.request[j]
+        return t + 1
+
+    # [semantics: Queue order]
+    def queue_key(self, j: int, t: int) -> tuple:
+        est = self.est(j)
+        w = t - self.submit[j]
+        e = max(est, 1)
+        n = self.procs[j]
+        if self.order == "fcfs":
+            key = self.submit[j]
+        elif self.order == "sjf":
+            key = est
+        elif self.order == "ljf":
+            key = -est
+        elif self.order == "saf":
+            key = n * est
+        elif self.order == "wfp3":
+            r = w / e
+            key = -(r * r * r) * n
+        elif self.order == "unicep":
+            key = -w / (math.log2(max(n, 2)) * e)
+        else:  # f1
+            key = math.log10(e) * n + 870 * math.log10(max(self.submit[j], 1))
+        # smaller keys first; ties by submit, then index
+        return (key, self.submit[j], j)
+
+    # [semantics: Backfill]
+    def schedule_pass(self, t: int) -> list[int]:
+        queue = sorted(self.waiting, key=lambda j: self.queue_key(j, t))
+        started: list[int] = []
+        # every job that fits in the free processors now starts, up to the head
+        head = None
+        for j in queue:
+            if self.procs[j] <= self.free_now():
+                self.start_job(j, t)
+                started.append(j)
+            else:
+                head = j
+                break
+        behind = queue[queue.index(head):] if head is not None else []
+        if head is None or self.backfill == "none":
+            pass                  # none: nothing behind the head starts
+        elif self.backfill == "easy":
+            self.easy_backfill(t, behind, started)
+        elif self.backfill == "conservative":
+            self.conservative_replan(t, behind, started)
+        else:
+            self.slurm_backfill(t, behind, started)
+        # [semantics: What the replay records] backfilled: a job ahead of it was left waiting
+        left_waiting = set(self.waiting)
+        for position, j in enumerate(queue):
+            if j in started and any(k in left_waiting for k in queue[:position]):
+                self.backfilled[j] = 1
+        return started
+
+    def easy_backfill(self, t: int, behind: list[int], started: list[int]) -> None:
+        head = behind[0]
+        # shadow time: running jobs (incl. those started in this pass) by expected end,
+        # ties by index, add their procs to the free count until it reaches the head's size
+        by_end = sorted((self.expected_end(j, t), j) for j in self.running)
+        free = self.free_now()
+        shadow = None
+        for end, j in by_end:
+            free += self.procs[j]
+            if free >= self.procs[head]:
+                shadow = end
+                break
+        assert shadow is not None, "the head fits an empty machine"
+        # extra = free processors at the shadow time minus the head's size
+        free_at_shadow = self.free_now() + sum(
+            self.procs[j] for end, j in by_end if end <= shadow)
+        extra = free_at_shadow - self.procs[head]
+        if self.reservation[head] == -1:
+            self.reservation[head] = shadow
+        for j in behind[1:]:
+            if self.procs[j] > self.free_now():
+                continue
+            ends_by_shadow = t + self.est(j) <= shadow
+            if ends_by_shadow or self.procs[j] <= extra:
+                if not ends_by_shadow:
+                    extra -= self.procs[j]
+                self.start_job(j, t)
+                started.append(j)
+
+    def running_profile(self, t: int, resolution: int = 1) -> "_Profile":
+        """Free processors from t on, running jobs held until their expected end
+        (rounded up to a multiple of ``resolution``)."""
+        profile = _Profile(t, self.free_now())
+        for j in self.running:
+            end = -(-self.expected_end(j, t) // resolution) * resolution
+            profile.release(end, self.procs[j])
+        return profile
+
+    def conservative_replan(self, t: int, behind: list[int], started: list[int]) -> None:
+        profile = self.running_profile(t)
+        position = {j: i for i, j in enumerate(behind)}
+        # first the jobs already holding a reservation, by that reservation (ties by
+        # queue order), then the others in queue order
+        holders = sorted((j for j in behind if j in self.held),
+                         key=lambda j: (self.held[j], position[j]))
+        others = [j for j in behind if j not in self.held]
+        for j in holders + others:
+            est = self.est(j)
+            s = profile.earliest_fit(t, self.procs[j], est)
+            profile.occupy(s, s + est, self.procs[j])
+            self.held[j] = s
+            if self.reservation[j] == -1:
+                self.reservation[j] = s
+            if s == t:       # jobs planned at t start now
+                self.start_job(j, t)
+                started.append(j)
+
+    def slurm_backfill(self, t: int, behind: list[int], started: list[int]) -> None:
+        res = self.bf_resolution
+        profile = self.running_profile(t, res)
+        reserved = 0
+        for j in behind:
+            est = self.est(j)
+            n = self.procs[j]
+            if profile.fits(t, n, est):           # fits now for its whole estimate
+                profile.occupy(t, t + est, n)
+                self.start_job(j, t)
+                started.append(j)
+            elif reserved < self.bf_max_job_test:
+                s = profile.earliest_fit(t, n, est, step=res)
+                if s > t + self.bf_window:
+                    continue                      # beyond the window: no reservation
+                profile.occupy(s, s + est, n)
+                reserved += 1
+                if self.reservation[j] == -1:
+                    self.reservation[j] = s
+
+
+class _Profile:
+    """Free processors over time from ``now``: a sorted list of [time, free] steps."""
+
+    def __init__(self, now: int, free: int):
+        self.steps = [[now, free]]
+
+    def free_at(self, time: int) -> int:
+        i = bisect.bisect_right(self.steps, [time, float("inf")]) - 1
+        return self.steps[i][1]
+
+    def split(self, time: int) -> int:
+        """Make ``time`` a step boundary; return its index."""
+        i = bisect.bisect_left(self.steps, [time, -float("inf")])
+        if i < len(self.steps) and self.steps[i][0] == time:
+            return i
+        self.steps.insert(i, [time, self.steps[i - 1][1]])
+        return i
+
+    def release(self, time: int, n: int) -> None:
+        """``n`` processors become free at ``time`` (for good)."""
+        for step in self.steps[self.split(time):]:
+            step[1] += n
+
+    def occupy(self, begin: int, end: int, n: int) -> None:
+        """Hold ``n`` processors during [begin, end); nothing when end == begin."""
+        if end <= begin:
+            return
+        i = self.split(begin)
+        k = self.split(end)
+        for step in self.steps[i:k]:
+            step[1] -= n
+
+    def blocker(self, begin: int, n: int, duration: int) -> int | None:
+        """Index of the first step overlapping [begin, begin + duration) (just ``begin``
+        when duration is 0) with fewer than ``n`` free processors, or None."""
+        steps = self.steps
+        i = bisect.bisect_right(steps, [begin, float("inf")]) - 1
+        if steps[i][1] < n:
+            return i
+        for k in range(i + 1, len(steps)):
+            if steps[k][0] >= begin + duration:
+                break
+            if steps[k][1] < n:
+                return k
+        return None
+
+    def fits(self, begin: int, n: int, duration: int) -> bool:
+        """``n`` processors free during [begin, begin + duration) (at ``begin`` if 0)."""
+        return self.blocker(begin, n, duration) is None
+
+    def earliest_fit(self, now: int, n: int, duration: int, step: int = 1) -> int:
+        """The earliest start >= now (a multiple of ``step``) at which ``n`` processors
+        are free for ``duration`` seconds."""
+        begin = -(-now // step) * step
+        while (blocked := self.blocker(begin, n, duration)) is not None:
+            # no start in [begin, blocked] can work (each would span the blocked step, or
+            # start inside it); the next candidate is the step boundary after it
+            begin = -(-self.steps[blocked + 1][0] // step) * step
+        return begin

@@ -1,0 +1,72 @@
+"""Hypothesis strategies for malleo's tests, in one module (pandas/_testing/_hypothesis.py).
+
+A :class:`Workload` is a small machine and a short job list, already in the form the core
+takes: sorted by submit time, every job's size in ``1..total_procs``.  Times are integer
+seconds, sizes processors.  Submit times come in bursts (many ties), so the tie-breaking
+rules of docs/scheduling-semantics.md are exercised on almost every example.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate
+
+from hypothesis import strategies as st
+
+from oracle import ORACLE_BACKFILLS, ORACLE_ESTIMATES, ORACLE_ORDERS
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One generated replay input (lists of plain ints, one entry per job)."""
+
+    submit: list[int]      # seconds, non-decreasing
+    runtime: list[int]     # seconds, >= 0
+    estimate: list[int]    # seconds requested, >= 0
+    procs: list[int]       # processors, 1..total_procs
+    user: list[int]        # user number
+    total_procs: int       # processors of the machine
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    @property
+    def is_estimate_covering(self) -> bool:
+        """Every request is at least the runtime (what the replay driver guarantees)."""
+        return all(e >= r for e, r in zip(self.estimate, self.runtime))
+
+
+GAPS = st.sampled_from([0, 0, 0, 0, 1, 2, 3, 5, 10, 30])
+"""Seconds between consecutive submits: ties most of the time."""
+
+RUNTIMES = st.one_of(st.integers(0, 3), st.integers(0, 60))
+
+
+@st.composite
+def workloads(draw, max_jobs: int = 40, max_procs: int = 16,
+              estimates_cover_runtimes: bool = False) -> Workload:
+    """A machine of 1..max_procs processors and 1..max_jobs jobs.
+
+    With ``estimates_cover_runtimes`` every request is >= the runtime (the replay
+    driver's default); otherwise requests are also drawn below runtimes (overruns,
+    which exercise the expected-end extension rule).
+    """
+    total = draw(st.integers(1, max_procs))
+    n = draw(st.integers(1, max_jobs))
+    gaps = draw(st.lists(GAPS, min_size=n, max_size=n))
+    submit = list(accumulate(gaps))
+    runtime = draw(st.lists(RUNTIMES, min_size=n, max_size=n))
+    if estimates_cover_runtimes:
+        slack = draw(st.lists(st.sampled_from([0, 0, 1, 5, 20, 100]), min_size=n, max_size=n))
+        estimate = [r + s for r, s in zip(runtime, slack)]
+    else:
+        estimate = draw(st.lists(st.one_of(st.integers(0, 3), st.integers(0, 80)),
+                                 min_size=n, max_size=n))
+    small = st.integers(1, max(1, total // 2))
+    procs = draw(st.lists(st.one_of(small, st.integers(1, total)), min_size=n, max_size=n))
+    user = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    return Workload(submit, runtime, estimate, procs, user, total)
+
+
+orders = st.sampled_from(ORACLE_ORDERS)
+backfills = st.sampled_from(ORACLE_BACKFILLS)
+estimate_modes = st.sampled_from(ORACLE_ESTIMATES)
