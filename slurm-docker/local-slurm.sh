@@ -8,6 +8,8 @@
 #   local-slurm.sh down   [--dir DIR]                           cancel all jobs, stop exactly the
 #                                                                processes "up" started, wipe DIR
 #   local-slurm.sh status [--dir DIR]                           recorded daemons, ping, sinfo
+#   local-slurm.sh restart-controller [--dir DIR]               stop slurmctld (by recorded PID),
+#                                                                start it again on its saved state
 #
 # DIR defaults to <repo>/.local-slurm (git-ignored). Needs root (munged and slurmd run as root)
 # and Debian's munge, slurmctld, slurmd and slurm-client (slurm-docker/install-deps.sh).
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
         --nodes) nodes="${2:?--nodes needs a value}"; shift 2 ;;
         --cpus) cpus="${2:?--cpus needs a value}"; shift 2 ;;
         --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
-        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,10p' "$0" >&2; exit 2 ;;
+        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,12p' "$0" >&2; exit 2 ;;
     esac
 done
 case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
@@ -301,9 +303,26 @@ do_status() {
     fi
 }
 
+# Restart only slurmctld (jobs, nodes and slurmd keep running; the controller reloads its
+# saved state): what an upgrade or a crash of the controller looks like to the agent.
+do_restart_controller() {
+    [ -f "$dir/$marker" ] || die "no cluster in $dir (no $marker)"
+    local pid
+    if pid=$(recorded_pid slurmctld); then
+        stop_pid "$pid"
+    fi
+    grep -v '^slurmctld ' "$pids" >"$pids.tmp" || true
+    mv "$pids.tmp" "$pids"
+    start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
+    wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
+        || die "slurmctld did not come back: $(tail -5 "$dir/log/slurmctld.log" 2>/dev/null)"
+    echo "local-slurm: slurmctld restarted in $dir" >&2
+}
+
 case "$cmd" in
     up) do_up ;;
+    restart-controller) do_restart_controller ;;
     down) do_down ;;
     status) do_status ;;
-    *) sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
