@@ -1,0 +1,119 @@
+"""Search strategies: which parameter points a tuning run tries, in which order.
+
+* ``grid``: every combination of the parameters' grid values (``--trials N`` keeps the
+  first N, in grid order); trial numbers are grid positions.
+* ``random``: points drawn independently from a ``numpy`` generator seeded with ``seed``;
+  trial ``i`` is always the ``i``-th draw, so a resumed run redraws the same points and
+  skips those already done.  Repeated points are redrawn (up to 1,000 times).
+* ``tpe``: optuna's Tree-structured Parzen Estimator, seeded; sequential in spirit, it
+  keeps ``workers`` trials in flight and learns from every finished one.  A resumed run
+  feeds the recorded trials to the sampler before asking for more, with the seed
+  ``seed + recorded trials`` (so its start-up draws differ from the recorded ones).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from malleo.emulator.tune.evaluate import params_key
+from malleo.emulator.tune.space import Space
+from malleo.errors import MalleoError
+
+__all__ = ["SEARCHES", "fixed_points", "TpeSearch", "DEFAULT_TRIALS"]
+
+SEARCHES = ("grid", "random", "tpe")
+DEFAULT_TRIALS = 20
+"""Trials of a random or TPE search without ``--trials``."""
+
+
+def fixed_points(space: Space, search: str, trials: int | None, seed: int
+                 ) -> list[tuple[int, dict[str, Any]]]:
+    """``(trial number, params)`` of a grid or random search, in trial order."""
+    if search == "grid":
+        points = space.grid()
+        if trials is not None:
+            points = points[:trials]
+        return list(enumerate(points))
+    if search == "random":
+        count = DEFAULT_TRIALS if trials is None else trials
+        return list(enumerate(_distinct_draws(space, count, seed)))
+    raise MalleoError(f"search: expected grid or random here, got {search!r}")
+
+
+def _distinct_draws(space: Space, count: int, seed: int) -> Iterator[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    seen: set[str] = set()
+    for _ in range(count):
+        for _attempt in range(1000):
+            point = space.sample(rng)
+            key = params_key(point)
+            if key not in seen:
+                break
+        else:
+            return              # the space has fewer distinct points than asked for
+        seen.add(key)
+        yield point
+
+
+class TpeSearch:
+    """optuna's TPE through its ask/tell interface (optuna is imported here, lazily).
+
+    Args:
+        space: the search space.
+        seed: the sampler's seed.
+    """
+
+    def __init__(self, space: Space, seed: int) -> None:
+        try:
+            import optuna
+        except ImportError:
+            raise MalleoError("search tpe needs optuna, which is not installed "
+                              "(pip install 'malleo[tune]')") from None
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.optuna = optuna
+        self.space = space
+        self.study = optuna.create_study(direction="minimize",
+                                         sampler=optuna.samplers.TPESampler(seed=seed))
+        self.distributions = {p.name: self._distribution(p) for p in space.params}
+        self._open: dict[int, Any] = {}
+        self._next = 0
+
+    def _distribution(self, param):
+        d = self.optuna.distributions
+        if param.kind == "choice":
+            return d.CategoricalDistribution(list(param.choices))
+        if param.kind == "int":
+            return d.IntDistribution(int(param.low), int(param.high), log=param.log,
+                                     step=int(param.step or 1))
+        return d.FloatDistribution(float(param.low), float(param.high), log=param.log,
+                                   step=param.step)
+
+    def add_done(self, number: int, params: dict[str, Any], score: float) -> None:
+        """Tell the sampler about trial ``number``, finished in an earlier run."""
+        self._next = max(self._next, int(number) + 1)
+        if not all(name in params for name in self.distributions):
+            return
+        state = self.optuna.trial.TrialState
+        trial = self.optuna.trial.create_trial(
+            params={k: params[k] for k in self.distributions},
+            distributions=self.distributions,
+            value=score if score == score else None,
+            state=state.COMPLETE if score == score else state.FAIL)
+        self.study.add_trial(trial)
+
+    def ask(self) -> tuple[int, dict[str, Any]]:
+        """A new point: ``(trial number, params)``; numbers follow the recorded ones."""
+        trial = self.study.ask(self.distributions)
+        number = self._next
+        self._next += 1
+        self._open[number] = trial
+        return number, dict(trial.params)
+
+    def tell(self, number: int, score: float) -> None:
+        """The score of an asked point (NaN: the trial failed)."""
+        trial = self._open.pop(number)
+        if score == score:
+            self.study.tell(trial, score)
+        else:
+            self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
