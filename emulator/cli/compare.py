@@ -33,9 +33,11 @@ def _check_specs(_ctx, param, values):
 @workload_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {name, summary, policy} instead of a table.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
-            overrun, bsld_threshold, as_json, quiet) -> None:
+            overrun, bsld_threshold, as_json, plot_dir, quiet) -> None:
     """Replay TRACE (default: the embedded default workload) once per policy and print the
     metrics side by side, the best value of each metric marked with '*'.
 
@@ -59,6 +61,11 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
                                   jobs=jobs, bsld_threshold=bsld_threshold))
     names = _unique([name for name, _ in policies])
+    if plot_dir:
+        from malleo.emulator.plots import write_replay_plots
+
+        write_replay_plots({name: r.jobs for name, r in zip(names, results)}, plot_dir,
+                           procs=results[0].procs)
     if as_json:
         click.echo(json.dumps([{"name": name, **result.to_dict()}
                                for name, result in zip(names, results)], indent=2))

@@ -20,10 +20,12 @@ from malleo.emulator.cli._progress import Progress
               help="Write the per-job table: FILE.csv or FILE.parquet.")
 @click.option("--swf-out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the replayed schedule as an SWF trace (.swf or .swf.gz).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
            bf_resolution, procs, node_procs, jobs, lenient, procs_from, overrun, bsld_threshold,
-           as_json, out, swf_out, quiet) -> None:
+           as_json, out, swf_out, plot_dir, quiet) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
 
@@ -51,6 +53,11 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
         if swf_out:
             progress.step(f"writing {swf_out}")
             result.to_swf(swf_out)
+        if plot_dir:
+            from malleo.emulator.plots import write_replay_plots
+
+            progress.step(f"plotting into {plot_dir}")
+            write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:

@@ -1,0 +1,328 @@
+"""Plots of replays and tuning runs (matplotlib, headless: figures render with Agg, no
+display, no pyplot state).  docs/plots.md explains each one.
+
+Inputs are per-job tables with the columns of ``ReplayResult.jobs`` (``submit``,
+``start``, ``end``, ``wait``, ``runtime``, ``alloc_procs`` or ``procs``, ``bsld``,
+``user``), so the same functions draw a fresh replay and a CSV written by
+``malleo replay --out``.  Times are seconds on the trace's clock; axes show hours or days
+since the first submit.  matplotlib is imported by this module only: ``import malleo``
+and ``malleo replay`` without ``--plot`` never load it.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+from malleo.emulator import metrics
+
+__all__ = ["timeline_figure", "wait_cdf_figure", "bsld_classes_figure", "gantt_figure",
+           "trials_figure", "write_replay_plots", "SIZE_CLASSES", "RUNTIME_CLASSES",
+           "default_window", "MAX_LINE_POINTS"]
+
+SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
+    ("1", 1, 1), ("2–4", 2, 4), ("5–16", 5, 16), ("17–64", 17, 64),
+    ("65–256", 65, 256), ("257–1024", 257, 1024), (">1024", 1025, 2**62))
+"""Job size classes: (label, lowest, highest processors)."""
+
+RUNTIME_CLASSES: tuple[tuple[str, int, int], ...] = (
+    ("<1 min", 0, 59), ("1–10 min", 60, 599), ("10 min–1 h", 600, 3599),
+    ("1–4 h", 3600, 14399), ("4–24 h", 14400, 86399), (">24 h", 86400, 2**62))
+"""Runtime classes: (label, shortest, longest seconds)."""
+
+MAX_LINE_POINTS = 4000
+"""Timeline curves are sampled at most at this many instants (a step function sampled)."""
+
+GANTT_MAX_JOBS = 5000
+"""A Gantt window holding more jobs draws only the first this many (by start)."""
+
+
+def _procs_column(jobs: pd.DataFrame) -> np.ndarray:
+    column = "alloc_procs" if "alloc_procs" in jobs.columns else "procs"
+    return jobs[column].to_numpy(dtype=np.int64)
+
+
+def _time_unit(span: float) -> tuple[float, str]:
+    return (86400.0, "days") if span > 3 * 86400 else (3600.0, "hours")
+
+
+def _timeline(jobs: pd.DataFrame, procs: int | None) -> pd.DataFrame:
+    alloc = _procs_column(jobs)
+    total = procs or max(1, int(alloc.max(initial=1)))
+    return metrics.timeline(jobs["submit"].to_numpy(), jobs["start"].to_numpy(),
+                            jobs["end"].to_numpy(), alloc, jobs["runtime"].to_numpy(), total)
+
+
+def _sampled(line: pd.DataFrame, columns: Sequence[str], t0: float, t1: float
+             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The step function ``line`` sampled at up to MAX_LINE_POINTS instants in [t0, t1]."""
+    times = line["time"].to_numpy(dtype=np.float64)
+    if len(times) <= MAX_LINE_POINTS:
+        return times, {c: line[c].to_numpy() for c in columns}
+    grid = np.linspace(t0, t1, MAX_LINE_POINTS)
+    index = np.clip(np.searchsorted(times, grid, side="right") - 1, 0, len(times) - 1)
+    return grid, {c: line[c].to_numpy()[index] for c in columns}
+
+
+def timeline_figure(runs: Mapping[str, pd.DataFrame], procs: int | None = None) -> Figure:
+    """Utilization (or busy processors) and queue length over time, one line per run.
+
+    Args:
+        runs: name -> per-job table.
+        procs: machine processors; None draws busy processors instead of utilization.
+    """
+    fig = Figure(figsize=(10, 6.5), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    t0 = min(float(j["submit"].min()) for j in runs.values() if len(j))
+    t1 = max(float(j["end"].max()) for j in runs.values() if len(j))
+    scale, unit = _time_unit(t1 - t0)
+    for name, jobs in runs.items():
+        if not len(jobs):
+            continue
+        line = _timeline(jobs, procs)
+        x, values = _sampled(line, ("utilization", "busy_procs", "queued_jobs"), t0, t1)
+        x = (x - t0) / scale
+        if procs:
+            top.step(x, 100 * values["utilization"], where="post", label=name, lw=1)
+        else:
+            top.step(x, values["busy_procs"], where="post", label=name, lw=1)
+        bottom.step(x, values["queued_jobs"], where="post", label=name, lw=1)
+    if procs:
+        top.set_ylabel("utilization (% of processors)")
+        top.set_ylim(0, 105)
+    else:
+        top.set_ylabel("busy processors")
+    top.set_title("Utilization over time" if procs else "Busy processors over time")
+    bottom.set_title("Queue length over time (jobs submitted, not started)")
+    bottom.set_ylabel("waiting jobs")
+    bottom.set_xlabel(f"time since first submit ({unit})")
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+def wait_cdf_figure(runs: Mapping[str, pd.DataFrame]) -> Figure:
+    """The cumulative distribution of wait times, one curve per run (log time axis)."""
+    fig = Figure(figsize=(8, 5), layout="constrained")
+    axes = fig.subplots()
+    for name, jobs in runs.items():
+        wait = np.sort(jobs["wait"].to_numpy(dtype=np.float64))
+        if not wait.size:
+            continue
+        share = np.arange(1, wait.size + 1) / wait.size
+        axes.step(np.maximum(wait, 1.0), 100 * share, where="post",
+                  label=f"{name} (median {np.median(wait):,.0f} s)")
+    axes.set_xscale("log")
+    axes.set_xlabel("wait time (seconds, log scale; waits under 1 s drawn at 1 s)")
+    axes.set_ylabel("jobs waiting at most this long (%)")
+    axes.set_ylim(0, 101)
+    axes.set_title("Wait-time distribution (CDF)")
+    for seconds, label in ((60, "1 min"), (3600, "1 h"), (86400, "1 day")):
+        axes.axvline(seconds, color="grey", lw=0.6, ls=":")
+        axes.text(seconds, 2, f" {label}", color="grey", fontsize="small")
+    axes.grid(alpha=0.3, which="both")
+    axes.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _class_means(values: np.ndarray, key: np.ndarray,
+                 classes: Sequence[tuple[str, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    means = np.full(len(classes), np.nan)
+    counts = np.zeros(len(classes), dtype=np.int64)
+    for i, (_label, low, high) in enumerate(classes):
+        mask = (key >= low) & (key <= high)
+        counts[i] = int(mask.sum())
+        if counts[i]:
+            means[i] = float(values[mask].mean())
+    return means, counts
+
+
+def bsld_classes_figure(runs: Mapping[str, pd.DataFrame]) -> Figure:
+    """Mean bounded slowdown by job size class and by runtime class, bars per run."""
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    panels = fig.subplots(1, 2)
+    names = list(runs)
+    width = 0.8 / max(len(names), 1)
+    for axes, (title, classes, column) in zip(panels, (
+            ("by job size (processors)", SIZE_CLASSES, "procs"),
+            ("by runtime", RUNTIME_CLASSES, "runtime"))):
+        first_counts = None
+        for i, name in enumerate(names):
+            jobs = runs[name]
+            means, counts = _class_means(jobs["bsld"].to_numpy(dtype=np.float64),
+                                         jobs[column].to_numpy(dtype=np.int64), classes)
+            first_counts = counts if first_counts is None else first_counts
+            x = np.arange(len(classes)) + (i - (len(names) - 1) / 2) * width
+            axes.bar(x, np.nan_to_num(means, nan=0.0), width=width, label=name)
+        axes.set_xticks(np.arange(len(classes)),
+                        [f"{label}\n{n:,} jobs" for (label, _, _), n in
+                         zip(classes, first_counts)], fontsize="small")
+        axes.set_yscale("log")
+        axes.set_ylabel("mean bounded slowdown (1 = no delay, log scale)")
+        axes.set_title(f"Mean bounded slowdown {title}")
+        axes.grid(alpha=0.3, axis="y", which="both")
+        axes.legend(fontsize="small")
+    return fig
+
+
+def default_window(jobs: pd.DataFrame, length: int = 86400) -> tuple[int, int]:
+    """A Gantt window of ``length`` seconds (or the whole span if shorter) centred on the
+    moment the queue was longest."""
+    t0, t1 = int(jobs["submit"].min()), int(jobs["end"].max())
+    if t1 - t0 <= length:
+        return t0, t1
+    line = _timeline(jobs, None)
+    peak = int(line["time"].to_numpy()[int(np.argmax(line["queued_jobs"].to_numpy()))])
+    start = min(max(t0, peak - length // 2), t1 - length)
+    return start, start + length
+
+
+def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
+                 procs: int | None = None, title: str = "") -> Figure:
+    """Jobs as rectangles: x from start to end, height their processors, colour per user.
+
+    The core records how many processors a job held, not which: processors are drawn
+    first-fit (lowest free numbers, in start order), so a job may appear as several
+    rectangles; the drawing shows occupancy, not the real placement.
+
+    Args:
+        jobs: per-job table.
+        window: ``(start, end)`` seconds; default :func:`default_window`.
+        procs: machine processors (the y range); default the peak processors in use.
+    """
+    if window is None:
+        window = default_window(jobs)
+    w0, w1 = window
+    start = jobs["start"].to_numpy(dtype=np.int64)
+    end = jobs["end"].to_numpy(dtype=np.int64)
+    alloc = _procs_column(jobs)
+    users = jobs["user"].to_numpy() if "user" in jobs.columns else np.zeros(len(jobs))
+    inside = np.flatnonzero((start < w1) & (end > w0) & (end > start))
+    inside = inside[np.argsort(start[inside], kind="stable")][:GANTT_MAX_JOBS]
+    peak = int(_timeline(jobs, None)["busy_procs"].max()) if len(jobs) else 1
+    height = max(procs or peak, peak, 1)
+    free = np.ones(height, dtype=bool)
+    running: list[tuple[int, int, np.ndarray]] = []      # heap of (end, job, slots)
+    boxes, colours = [], []
+    palette = _tab20()
+    for j in inside:
+        while running and running[0][0] <= start[j]:
+            free[heapq.heappop(running)[2]] = True
+        slots = np.flatnonzero(free)[:alloc[j]]
+        free[slots] = False
+        heapq.heappush(running, (int(end[j]), int(j), slots))
+        x0, x1 = max(start[j], w0), min(end[j], w1)
+        for low, high in _runs(slots):
+            boxes.append([(x0, low), (x1, low), (x1, high + 1), (x0, high + 1)])
+            colours.append(palette[hash(int(users[j])) % len(palette)])
+    fig = Figure(figsize=(12, 6), layout="constrained")
+    axes = fig.subplots()
+    span = w1 - w0
+    scale, unit = (3600.0, "hours") if span > 3 * 3600 else (60.0, "minutes")
+    if boxes:
+        polys = [[((x - w0) / scale, y) for x, y in box] for box in boxes]
+        axes.add_collection(PolyCollection(polys, facecolors=colours, edgecolors="black",
+                                           linewidths=0.2))
+    axes.set_xlim(0, span / scale)
+    axes.set_ylim(0, height)
+    axes.set_xlabel(f"time since window start t={w0:,} s ({unit})")
+    axes.set_ylabel("processors (first-fit drawing)")
+    axes.set_title((title + ": " if title else "") + f"Gantt chart, {len(inside):,} jobs in "
+                   f"[{w0:,} s, {w1:,} s], colour = user")
+    axes.axhline(height, color="black", lw=0.8)
+    return fig
+
+
+def _runs(slots: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted processor numbers -> contiguous (first, last) ranges."""
+    if not slots.size:
+        return []
+    breaks = np.flatnonzero(np.diff(slots) != 1)
+    firsts = np.concatenate(([slots[0]], slots[breaks + 1]))
+    lasts = np.concatenate((slots[breaks], [slots[-1]]))
+    return list(zip(firsts.tolist(), lasts.tolist()))
+
+
+def _tab20() -> list:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20"]
+    return [cmap(i) for i in range(20)]
+
+
+def trials_figure(rows: pd.DataFrame, default: Mapping[str, Any], objective: str) -> Figure:
+    """A tuning run: train (and test) score of each trial, the running best, the default.
+
+    Args:
+        rows: trial rows with ``trial``, ``status``, ``train_score``, ``test_score``.
+        default: the default policy's row (``train_score``, ``test_score``).
+        objective: the objective's text (axis label).
+    """
+    ok = rows[rows["status"] == "ok"].sort_values("trial")
+    fig = Figure(figsize=(10, 5), layout="constrained")
+    axes = fig.subplots()
+    x = ok["trial"].to_numpy()
+    train = ok["train_score"].to_numpy(dtype=np.float64)
+    test = ok["test_score"].to_numpy(dtype=np.float64)
+    axes.scatter(x, train, s=18, label="trial, train score", color="tab:blue")
+    if np.isfinite(test).any():
+        axes.scatter(x, test, s=18, marker="x", label="trial, held-out test score",
+                     color="tab:orange")
+    if train.size:
+        axes.step(x, np.fmin.accumulate(train), where="post", color="tab:blue", lw=1.2,
+                  label="best train score so far")
+    axes.axhline(float(default["train_score"]), color="tab:blue", ls="--", lw=1,
+                 label="default policy, train")
+    test_default = float(default.get("test_score", float("nan")))
+    if test_default == test_default:
+        axes.axhline(test_default, color="tab:orange", ls="--", lw=1,
+                     label="default policy, test")
+    failed = rows[rows["status"] != "ok"]
+    if len(failed):
+        axes.scatter(failed["trial"], np.full(len(failed), np.nanmax(train) if train.size
+                     else 0), marker="v", color="red", label=f"failed ({len(failed)})")
+    axes.set_xlabel("trial (in the order they were numbered)")
+    axes.set_ylabel(f"score: {objective} (lower is better)")
+    axes.set_title("Objective across trials")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    return fig
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a run name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "run"
+
+
+def write_replay_plots(runs: Mapping[str, pd.DataFrame], directory: str | Path,
+                       procs: int | None = None, window: tuple[int, int] | None = None,
+                       dpi: int = 110) -> list[Path]:
+    """Write every replay plot as PNG into ``directory`` (created): ``timeline.png``,
+    ``wait_cdf.png``, ``bsld_classes.png`` and ``gantt-<run>.png`` per run.
+
+    Returns:
+        The written paths.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    runs = {name: jobs for name, jobs in runs.items()}
+    written = []
+    figures = [("timeline.png", timeline_figure(runs, procs)),
+               ("wait_cdf.png", wait_cdf_figure(runs)),
+               ("bsld_classes.png", bsld_classes_figure(runs))]
+    for name, jobs in runs.items():
+        if len(jobs):
+            figures.append((f"gantt-{slug(name)}.png",
+                            gantt_figure(jobs, window, procs, title=name)))
+    for file_name, fig in figures:
+        path = directory / file_name
+        fig.savefig(path, dpi=dpi)
+        written.append(path)
+    return written
