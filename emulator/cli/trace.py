@@ -84,3 +84,8 @@ def generate(n_jobs: int, procs: int, seed: int, output: str) -> None:
     )
     write_swf(output, jobs, meta)
     click.echo(f"wrote {len(jobs)} jobs to {output}")
+
+
+from malleo.emulator.cli.trace_sacct import from_sacct  # noqa: E402  (issue 5)
+
+trace.add_command(from_sacct)

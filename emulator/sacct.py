@@ -1,0 +1,462 @@
+"""Slurm accounting (``sacct``) output -> an SWF job table and header.
+
+Two inputs: ``sacct --parsable2 --format=...`` (a ``|``-separated table with a header row;
+see :data:`RECOMMENDED_FORMAT`) and ``sacct --json`` (Slurm 22.05's openapi v0.0.38 and
+the 23.x/24.x schemas).  docs/tuning.md lists every mapping; in short:
+
+* submit, start, end: Unix seconds (the text form is read in ``tz``, default UTC); SWF
+  times are seconds since the earliest submit (the header's UnixStartTime).
+* wait = start - submit; run time = Elapsed (else end - start).
+* allocated processors = AllocCPUS, requested = ReqCPUS; with ``node_cpus`` C both are
+  node counts x C (AllocNodes, ReqNodes): a node-exclusive view.
+* requested time = Timelimit in seconds; ``UNLIMITED``, ``Partition_Limit``, ``INVALID``
+  and a missing limit -> -1.
+* status (field 11): see :data:`STATUS`; unknown states -> -1 (counted).
+* user, group -> 1..k by sorted name; QOS -> queue 1..k, partition -> 1..k, by sorted
+  name; the mappings are written into the header (Note, Queue and Partition lines).
+* job steps (``123.batch``, ``123.0``, ``123.extern``) are folded into their job (only
+  counted); array tasks (``123_4``) are separate jobs.
+* jobs that never started (no start time, or 0 allocated CPUs) are kept with wait -1 and
+  run time -1: counted here, dropped by the SWF reader as ``runtime_missing``.
+* jobs not finished yet (RUNNING, PENDING, SUSPENDED, REQUEUED...) are skipped (counted).
+* SWF job numbers are 1..N in (submit, Slurm job id) order.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import zoneinfo
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
+from malleo.errors import TraceError
+
+__all__ = ["RECOMMENDED_FORMAT", "REQUIRED_FIELDS", "STATUS", "UNFINISHED", "SacctJob",
+           "Conversion", "read_sacct", "parse_parsable2", "parse_json", "to_swf",
+           "parse_duration"]
+
+RECOMMENDED_FORMAT = ("JobID,JobIDRaw,User,Group,Partition,QOS,Submit,Start,End,Elapsed,"
+                      "Timelimit,State,AllocCPUS,ReqCPUS,AllocNodes,ReqNodes")
+"""The ``--format`` list to give sacct: every field the converter reads."""
+
+REQUIRED_FIELDS = ("JobID", "Submit", "Start", "End", "State")
+"""Fields a ``--parsable2`` input must have; the others default to "not recorded" (-1)."""
+
+STATUS: dict[str, int] = {
+    "COMPLETED": 1,
+    "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "OUT_OF_MEMORY": 0, "BOOT_FAIL": 0,
+    "DEADLINE": 0, "PREEMPTED": 0,
+    "CANCELLED": 5,
+}
+"""Slurm job state (first word) -> SWF status: 1 completed, 0 failed/killed, 5 cancelled."""
+
+UNFINISHED = frozenset({"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
+                        "REQUEUE_FED", "RESIZING", "CONFIGURING", "COMPLETING", "SIGNALING",
+                        "STAGE_OUT", "STOPPED", "REVOKED", "SPECIAL_EXIT", "RESV_DEL_HOLD",
+                        "UPDATE_DB", "POWER_UP_NODE", "LAUNCH_FAILED"})
+"""States of jobs not (yet) ended, or handed to another cluster: skipped."""
+
+_NO_VAL = 0xFFFFFFFE          # Slurm's NO_VAL - 1 and NO_VAL: "not set"
+_MISSING_TIMES = {"", "unknown", "none", "n/a"}
+_UNLIMITED = {"unlimited", "partition_limit", "invalid", "infinite"}
+
+
+@dataclass
+class SacctJob:
+    """One job (or array task) of sacct output, times in Unix seconds, None = not recorded."""
+
+    job_id: str
+    raw_id: int | None
+    submit: int | None
+    start: int | None
+    end: int | None
+    elapsed: int | None
+    time_limit: int | None          # seconds, -1 unlimited, None not recorded
+    state: str
+    user: str | None
+    group: str | None
+    partition: str | None
+    qos: str | None
+    alloc_cpus: int | None
+    req_cpus: int | None
+    alloc_nodes: int | None
+    req_nodes: int | None
+    line: int = 0                   # 1-based input line (0 for JSON)
+
+
+@dataclass
+class Conversion:
+    """What :func:`to_swf` did: counts by kind and the name -> number mappings."""
+
+    jobs: int = 0
+    steps_folded: int = 0
+    orphan_steps: int = 0
+    never_started: int = 0
+    unfinished: dict[str, int] = field(default_factory=dict)
+    unknown_states: dict[str, int] = field(default_factory=dict)
+    users: dict[str, int] = field(default_factory=dict)
+    groups: dict[str, int] = field(default_factory=dict)
+    partitions: dict[str, int] = field(default_factory=dict)
+    qos: dict[str, int] = field(default_factory=dict)
+    job_ids: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """A human summary, one fact a line."""
+        out = [f"{self.jobs} jobs written"]
+        if self.never_started:
+            out.append(f"{self.never_started} never started (kept with run time -1; the SWF "
+                       "reader drops them as runtime_missing)")
+        if self.steps_folded:
+            out.append(f"{self.steps_folded} job steps folded into their jobs")
+        if self.orphan_steps:
+            out.append(f"{self.orphan_steps} job steps skipped: their job is not in the input")
+        for state, count in sorted(self.unfinished.items()):
+            out.append(f"{count} jobs skipped: still {state}")
+        for state, count in sorted(self.unknown_states.items()):
+            out.append(f"{count} jobs with unknown state {state!r}: status -1")
+        return out
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_sacct(path: str | Path, fmt: str | None = None, tz: str = "UTC") -> tuple[list[SacctJob], int]:
+    """Read a sacct output file.
+
+    Args:
+        path: the file (``-`` is not accepted here; the CLI reads stdin itself).
+        fmt: ``parsable`` or ``json``; None guesses from the first non-blank character.
+        tz: time zone of the text timestamps of parsable output (an IANA name).
+
+    Returns:
+        ``(jobs, steps)``: the jobs and array tasks, and how many step records were
+        folded into them.
+
+    Raises:
+        TraceError: ``FILE:LINE: what is wrong``.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    if fmt is None:
+        fmt = "json" if text.lstrip()[:1] == "{" else "parsable"
+    if fmt == "json":
+        return parse_json(text, source=str(path))
+    if fmt == "parsable":
+        return parse_parsable2(text, source=str(path), tz=tz)
+    raise TraceError(f"{path}: unknown sacct format {fmt!r} (parsable or json)")
+
+
+def parse_parsable2(text: str, source: str = "<sacct>", tz: str = "UTC"
+                    ) -> tuple[list[SacctJob], int]:
+    """Parse ``sacct --parsable2`` output (see :func:`read_sacct`)."""
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise TraceError(f"tz: unknown time zone {tz!r}") from None
+    lines = text.splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_at is None:
+        raise TraceError(f"{source}: empty sacct output")
+    header = [h.strip() for h in lines[header_at].split("|")]
+    missing = [f for f in REQUIRED_FIELDS if f not in header]
+    if missing:
+        raise TraceError(f"{source}:{header_at + 1}: sacct header lacks {', '.join(missing)} "
+                         f"(run sacct --parsable2 --format={RECOMMENDED_FORMAT})")
+    if "AllocCPUS" not in header and "ReqCPUS" not in header and "AllocNodes" not in header:
+        raise TraceError(f"{source}:{header_at + 1}: sacct header has no processor field "
+                         "(AllocCPUS, ReqCPUS or AllocNodes)")
+    jobs: list[SacctJob] = []
+    steps = 0
+    for number, line in enumerate(lines[header_at + 1:], start=header_at + 2):
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) != len(header):
+            raise TraceError(f"{source}:{number}: {len(cells)} fields, the header has "
+                             f"{len(header)} (was the output made with --parsable2 and "
+                             "the same --format?)")
+        row = dict(zip(header, (c.strip() for c in cells)))
+        job_id = row["JobID"]
+        if not job_id:
+            raise TraceError(f"{source}:{number}: JobID is empty")
+        if "." in job_id:
+            steps += 1
+            jobs.append(_step_marker(job_id, number))
+            continue
+
+        def when(name: str) -> int | None:
+            return _timestamp(row.get(name, ""), zone, f"{source}:{number}: {name}")
+
+        def count(name: str) -> int | None:
+            return _count(row.get(name, ""), f"{source}:{number}: {name}")
+
+        def duration(name: str) -> int | None:
+            value = row.get(name, "")
+            if value.lower() in _UNLIMITED:
+                return -1
+            if value == "":
+                return None
+            try:
+                return parse_duration(value)
+            except ValueError as exc:
+                raise TraceError(f"{source}:{number}: {name}: {exc}") from None
+
+        raw = row.get("JobIDRaw", "")
+        jobs.append(SacctJob(
+            job_id=job_id, raw_id=int(raw) if raw.isdigit() else None,
+            submit=when("Submit"), start=when("Start"), end=when("End"),
+            elapsed=duration("Elapsed") if "Elapsed" in row else None,
+            time_limit=duration("Timelimit") if "Timelimit" in row else None,
+            state=row["State"], user=_name(row.get("User")), group=_name(row.get("Group")),
+            partition=row.get("Partition") or None, qos=row.get("QOS") or None,
+            alloc_cpus=count("AllocCPUS"), req_cpus=count("ReqCPUS"),
+            alloc_nodes=count("AllocNodes"), req_nodes=count("ReqNodes"), line=number))
+    return jobs, steps
+
+
+def _step_marker(job_id: str, line: int) -> SacctJob:
+    """A placeholder for a step line: :func:`to_swf` folds it into its job."""
+    return SacctJob(job_id=job_id, raw_id=None, submit=None, start=None, end=None,
+                    elapsed=None, time_limit=None, state="STEP", user=None, group=None,
+                    partition=None, qos=None, alloc_cpus=None, req_cpus=None,
+                    alloc_nodes=None, req_nodes=None, line=line)
+
+
+def _name(value: str | None) -> str | None:
+    """``root(0)`` (how ``sacct -c`` prints users) -> ``root``; empty -> None."""
+    if not value:
+        return None
+    return re.sub(r"\(\d+\)$", "", value) or None
+
+
+def _timestamp(value: str, zone: dt.tzinfo, where: str) -> int | None:
+    if value.strip().lower() in _MISSING_TIMES:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise TraceError(f"{where}: not a timestamp: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return int(moment.timestamp())
+
+
+def _count(value: str, where: str) -> int | None:
+    value = value.strip()
+    if value == "":
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        # sacct shows some counts with a unit suffix (e.g. 1K); those are not expected here.
+        raise TraceError(f"{where}: not an integer: {value!r}") from None
+    return None if number < 0 or number >= _NO_VAL else number
+
+
+def parse_duration(text: str) -> int:
+    """A Slurm duration -> seconds.
+
+    Slurm's forms: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S`` (a bare
+    number is minutes, as ``sacct -c`` prints time limits); seconds may carry a fraction
+    (``00:01.500``), which is dropped.
+
+    Raises:
+        ValueError: not of those forms.
+    """
+    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?(?:\.\d+)?", text.strip())
+    if not match:
+        raise ValueError(f"not a Slurm duration: {text!r}")
+    days, a, b, c = match.groups()
+    if days is not None:
+        hours, minutes, seconds = int(a), int(b or 0), int(c or 0)
+        return ((int(days) * 24 + hours) * 60 + minutes) * 60 + seconds
+    if c is not None:
+        return (int(a) * 60 + int(b)) * 60 + int(c)
+    if b is not None:
+        return int(a) * 60 + int(b)
+    return int(a) * 60
+
+
+def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]:
+    """Parse ``sacct --json`` output (see :func:`read_sacct`)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise TraceError(f"{source}: not sacct --json output (no \"jobs\" list)")
+    jobs: list[SacctJob] = []
+    steps = 0
+    for index, job in enumerate(data["jobs"]):
+        where = f"{source}: jobs[{index}]"
+        if not isinstance(job, dict) or "job_id" not in job:
+            raise TraceError(f"{where}: not a job object (no job_id)")
+        times = job.get("time") or {}
+        steps += len(job.get("steps") or [])
+        array = job.get("array") or {}
+        task = _number(array.get("task_id"))
+        raw = _number(job.get("job_id"))
+        job_id = f"{_number(array.get('job_id'))}_{task}" if task is not None and \
+            _number(array.get("job_id")) else str(raw)
+        state = job.get("state") or {}
+        current = state.get("current") if isinstance(state, dict) else state
+        if isinstance(current, list):
+            current = current[0] if current else ""
+        tres = job.get("tres") or {}
+        required = job.get("required") or {}
+        start = _number(times.get("start"))
+        jobs.append(SacctJob(
+            job_id=job_id, raw_id=raw,
+            submit=_number(times.get("submission")),
+            start=start if start else None,
+            end=_number(times.get("end")) or None,
+            elapsed=_number(times.get("elapsed")),
+            time_limit=_limit(times.get("limit")),
+            state=str(current or ""),
+            user=job.get("user") or None, group=job.get("group") or None,
+            partition=job.get("partition") or None, qos=job.get("qos") or None,
+            alloc_cpus=_tres(tres.get("allocated"), "cpu"),
+            req_cpus=_tres(tres.get("requested"), "cpu") or _number(required.get("CPUs")),
+            alloc_nodes=_number(job.get("allocation_nodes")),
+            req_nodes=_tres(tres.get("requested"), "node")))
+        for step in job.get("steps") or []:
+            name = ((step.get("step") or {}).get("id") if isinstance(step, dict) else None)
+            jobs.append(_step_marker(f"{job_id}.{name}", 0))
+    return jobs, steps
+
+
+def _number(value: Any) -> int | None:
+    """A JSON count or time: a plain number, or Slurm 23+'s ``{set, infinite, number}``."""
+    if isinstance(value, dict):
+        if value.get("infinite"):
+            return -1
+        if not value.get("set", True):
+            return None
+        value = value.get("number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = int(value)
+    return None if value >= _NO_VAL else value
+
+
+def _limit(value: Any) -> int | None:
+    """A JSON time limit in minutes -> seconds; unlimited (null or infinite) -> -1."""
+    if value is None:
+        return -1
+    minutes = _number(value)
+    if minutes is None:
+        return -1
+    return -1 if minutes < 0 else minutes * 60
+
+
+def _tres(items: Any, kind: str) -> int | None:
+    if not isinstance(items, list):
+        return None
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == kind:
+            count = _number(item.get("count"))
+            return count if count and count > 0 else None
+    return None
+
+
+# --------------------------------------------------------------------------- converting
+
+def to_swf(jobs: Iterable[SacctJob], *, node_cpus: int | None = None
+           ) -> tuple[pd.DataFrame, int | None, Conversion]:
+    """Jobs from :func:`read_sacct` -> ``(SWF table, UnixStartTime, Conversion)``.
+
+    Args:
+        jobs: parsed jobs (step placeholders included: folded and counted).
+        node_cpus: when given, processor counts are node counts x ``node_cpus``.
+
+    Returns:
+        The 18-field SWF table (sorted by submit time, job numbers 1..N), the Unix time
+        of SWF time 0 (None for no jobs) and what was done.
+    """
+    jobs = list(jobs)
+    report = Conversion()
+    parents = {j.job_id for j in jobs if j.state != "STEP"}
+    kept: list[SacctJob] = []
+    for job in jobs:
+        if job.state == "STEP":
+            parent = job.job_id.split(".", 1)[0]
+            if parent in parents:
+                report.steps_folded += 1
+            else:
+                report.orphan_steps += 1
+            continue
+        word = (job.state.split() or [""])[0].upper().rstrip("+")
+        if word in UNFINISHED:
+            report.unfinished[word] = report.unfinished.get(word, 0) + 1
+            continue
+        if job.submit is None:
+            report.unfinished["without submit time"] = \
+                report.unfinished.get("without submit time", 0) + 1
+            continue
+        kept.append(job)
+
+    def numbering(values: Iterable[str | None]) -> dict[str, int]:
+        return {name: i for i, name in enumerate(sorted({v for v in values if v}), start=1)}
+
+    report.users = numbering(j.user for j in kept)
+    report.groups = numbering(j.group for j in kept)
+    report.partitions = numbering(j.partition for j in kept)
+    report.qos = numbering(j.qos for j in kept)
+    kept.sort(key=lambda j: (j.submit, j.raw_id if j.raw_id is not None else 0, j.job_id))
+    origin = kept[0].submit if kept else None
+    columns: dict[str, list] = {name: [] for name in FIELDS}
+    for number, job in enumerate(kept, start=1):
+        word = (job.state.split() or [""])[0].upper().rstrip("+")
+        status = STATUS.get(word)
+        if status is None:
+            report.unknown_states[word] = report.unknown_states.get(word, 0) + 1
+            status = MISSING
+        started = job.start is not None and job.alloc_cpus != 0
+        if node_cpus:
+            alloc = job.alloc_nodes * node_cpus if job.alloc_nodes else None
+            req = job.req_nodes * node_cpus if job.req_nodes else None
+        else:
+            alloc, req = job.alloc_cpus, job.req_cpus
+        if started:
+            wait = max(0, job.start - job.submit)
+            if job.elapsed is not None:
+                runtime = job.elapsed
+            elif job.end is not None:
+                runtime = max(0, job.end - job.start)
+            else:
+                runtime = MISSING
+        else:
+            report.never_started += 1
+            wait = runtime = MISSING
+            alloc = None
+        values = {
+            "job_number": number, "submit_time": job.submit - origin, "wait_time": wait,
+            "run_time": runtime, "allocated_procs": alloc if alloc else MISSING,
+            "requested_procs": req if req else MISSING,
+            "requested_time": job.time_limit if job.time_limit is not None and
+            job.time_limit > 0 else MISSING,
+            "status": status,
+            "user_id": report.users.get(job.user, MISSING) if job.user else MISSING,
+            "group_id": report.groups.get(job.group, MISSING) if job.group else MISSING,
+            "queue": report.qos.get(job.qos, MISSING) if job.qos else MISSING,
+            "partition": report.partitions.get(job.partition, MISSING)
+            if job.partition else MISSING,
+        }
+        for name in FIELDS:
+            columns[name].append(values.get(name, MISSING))
+        report.job_ids.append(job.job_id)
+    report.jobs = len(kept)
+    table = pd.DataFrame({name: np.asarray(columns[name],
+                                           dtype=np.float64 if name in FLOAT_FIELDS
+                                           else np.int64) for name in FIELDS})
+    return table, origin, report
