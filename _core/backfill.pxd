@@ -4,6 +4,7 @@
 # Header-only (`cdef inline`): the event loop (loop.pyx) and `plan` (plan.pyx) compile
 # this same function.  The queue must be ordered first (sched.queue_prepare).
 from libc.stdint cimport INT64_MAX
+from libc.string cimport memmove
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
@@ -49,7 +50,7 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
         if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
             if s.now + s.est[j] > shadow:
                 extra -= s.procs[j]
-            start_job(s, j)
+            start_job(s, q)
 
 
 cdef inline int build_profile(sched_t* s, simtime_t resolution) except -1 nogil:
@@ -87,13 +88,14 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         m += 1
     qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
     for i in range(m):
-        j = s.wait[s.rtmp[i].pos]
+        q = s.rtmp[i].pos
+        j = s.wait[q]
         when = profile_earliest(&s.prof, s.now, s.est[j], s.procs[j], 1)
         give_reservation(s, j, when)
         # est = 0 occupies nothing (semantics page; see docs/core.md on over-subscription)
         profile_reserve(&s.prof, when, when + s.est[j], s.procs[j])
         if when == s.now:
-            start_job(s, j)
+            start_job(s, q)
     return 0
 
 
@@ -113,7 +115,7 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
         j = s.wait[q]
         if profile_fits(&s.prof, s.now, s.est[j], s.procs[j]):
             profile_reserve(&s.prof, s.now, s.now + s.est[j], s.procs[j])
-            start_job(s, j)
+            start_job(s, q)
         elif reserved < s.bf_max_job_test:
             when = profile_earliest(&s.prof, grid_now, s.est[j], s.procs[j], res)
             if when >= 0 and when - s.now <= s.bf_window:
@@ -123,13 +125,39 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     return 0
 
 
+cdef inline void drop_started(sched_t* s) noexcept nogil:
+    """Remove the started jobs from the queue (memmove of the runs between them) and flag
+    as backfilled those with a waiting job ahead: at position p, after k earlier starts,
+    p - k jobs ahead are still waiting."""
+    cdef intp_t k, m, p, nxt, run_len
+    cdef intp_t kept
+    cdef intp_t* pos = s.started_pos
+    for k in range(1, s.n_started):          # insertion sort; already sorted unless conservative
+        p = pos[k]
+        m = k - 1
+        while m >= 0 and pos[m] > p:
+            pos[m + 1] = pos[m]
+            m -= 1
+        pos[m + 1] = p
+    kept = pos[0]
+    for k in range(s.n_started):
+        p = pos[k]
+        s.backfilled[s.wait[p]] = p > k
+        nxt = pos[k + 1] if k + 1 < s.n_started else s.n_wait
+        run_len = nxt - p - 1
+        if run_len > 0:
+            memmove(s.wait + kept, s.wait + p + 1, run_len * sizeof(intp_t))
+            kept += run_len
+    s.n_wait = kept
+    s.n_sorted = kept
+
+
 cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     """One scheduling pass at s.now over the ordered queue: fills s.started, updates the
     running set, free count, reservations and backfilled flags, and removes the started
     jobs from the queue."""
-    cdef intp_t q, j, kept
+    cdef intp_t q, j
     cdef intp_t head_pos = s.n_wait
-    cdef bint is_waiting_ahead = False
     s.n_started = 0
     run_rekey(s)
     for q in range(s.n_wait):
@@ -137,7 +165,7 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
         if s.procs[j] > s.free:
             head_pos = q
             break
-        start_job(s, j)
+        start_job(s, q)
     if head_pos < s.n_wait:
         if s.backfill == BACKFILL_EASY:
             easy_backfill(s, head_pos)
@@ -145,18 +173,6 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
             conservative_backfill(s, head_pos)
         elif s.backfill == BACKFILL_SLURM:
             slurm_backfill(s, head_pos)
-    if s.n_started == 0:
-        return 0
-    # drop started jobs from the queue; flag those that passed a waiting job
-    kept = 0
-    for q in range(s.n_wait):
-        j = s.wait[q]
-        if s.start[j] >= 0:
-            s.backfilled[j] = is_waiting_ahead
-        else:
-            is_waiting_ahead = True
-            s.wait[kept] = j
-            kept += 1
-    s.n_wait = kept
-    s.n_sorted = kept
+    if s.n_started > 0:
+        drop_started(s)
     return 0

@@ -127,8 +127,9 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     if total < 1:
         raise ValueError(f"total_procs: must be >= 1, got {total}")
     if n:
-        if (submit_a[1:] < submit_a[:-1]).any():
-            k = int(np.argmax(submit_a[1:] < submit_a[:-1])) + 1
+        down = np.diff(submit_a) < 0
+        if down.any():
+            k = int(np.argmax(down)) + 1
             raise ValueError(f"submit: must be sorted, job {k} submits at {submit_a[k]} "
                              f"before job {k - 1} at {submit_a[k - 1]}")
         for name, arr in (("submit", submit_a), ("runtime", runtime_a), ("estimate", request_a)):

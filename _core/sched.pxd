@@ -77,6 +77,7 @@ cdef struct sched_t:
     rent_t* rtmp              # scratch for the conservative re-plan order
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
+    intp_t* started_pos       # their queue positions in that pass
     intp_t n_started          # how many
     profile_t prof            # availability profile (conservative, slurm)
 
@@ -154,12 +155,15 @@ cdef inline void run_rekey(sched_t* s) noexcept nogil:
         run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now), j)
 
 
-cdef inline void start_job(sched_t* s, intp_t j) noexcept nogil:
-    """Start waiting job j now: take its processors, add it to the running set."""
+cdef inline void start_job(sched_t* s, intp_t q) noexcept nogil:
+    """Start the waiting job at queue position q now: take its processors, add it to the
+    running set (it leaves the queue at the end of the pass)."""
+    cdef intp_t j = s.wait[q]
     s.start[j] = s.now
     s.free -= s.procs[j]
     run_insert(s, expected_end(s.now, s.est[j], s.request[j], s.now), j)
     s.started[s.n_started] = j
+    s.started_pos[s.n_started] = q
     s.n_started += 1
 
 
@@ -335,12 +339,13 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.qtmp = <qent_t*> malloc(cap * sizeof(qent_t))
     s.rtmp = <rent_t*> malloc(cap * sizeof(rent_t))
     s.started = <intp_t*> malloc(cap * sizeof(intp_t))
+    s.started_pos = <intp_t*> malloc(cap * sizeof(intp_t))
     s.n_run = 0
     s.n_wait = 0
     s.n_sorted = 0
     s.n_started = 0
     if (s.run == NULL or s.run_tmp == NULL or s.wait == NULL or s.qtmp == NULL
-            or s.rtmp == NULL or s.started == NULL):
+            or s.rtmp == NULL or s.started == NULL or s.started_pos == NULL):
         raise MemoryError("scheduler state")
     profile_init(&s.prof, 64)
     return 0
@@ -354,10 +359,12 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     c_free(s.qtmp)
     c_free(s.rtmp)
     c_free(s.started)
+    c_free(s.started_pos)
     s.run = NULL
     s.run_tmp = NULL
     s.wait = NULL
     s.qtmp = NULL
     s.rtmp = NULL
     s.started = NULL
+    s.started_pos = NULL
     profile_release(&s.prof)
