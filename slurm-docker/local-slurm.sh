@@ -8,8 +8,8 @@
 #   local-slurm.sh down   [--dir DIR]                           cancel all jobs, stop exactly the
 #                                                                processes "up" started, wipe DIR
 #   local-slurm.sh status [--dir DIR]                           recorded daemons, ping, sinfo
-#   local-slurm.sh restart-controller [--dir DIR]               stop slurmctld (by recorded PID),
-#                                                                start it again on its saved state
+#   local-slurm.sh restart-controller [--down-for S] [--dir DIR] stop slurmctld (by recorded PID),
+#                                                                start it again S s later (default 0)
 #
 # DIR defaults to <repo>/.local-slurm (git-ignored). Needs root (munged and slurmd run as root)
 # and Debian's munge, slurmctld, slurmd and slurm-client (slurm-docker/install-deps.sh).
@@ -28,18 +28,20 @@ die() { echo "local-slurm: $*" >&2; exit 1; }
 
 cmd="${1:-}"
 [ -n "$cmd" ] && shift
-nodes=16 cpus=2 dir="$repo/.local-slurm" accounting=0
+nodes=16 cpus=2 dir="$repo/.local-slurm" accounting=0 down_for=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --accounting) accounting=1; shift ;;
         --nodes) nodes="${2:?--nodes needs a value}"; shift 2 ;;
         --cpus) cpus="${2:?--cpus needs a value}"; shift 2 ;;
         --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
+        --down-for) down_for="${2:?--down-for needs a value}"; shift 2 ;;
         *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,12p' "$0" >&2; exit 2 ;;
     esac
 done
 case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
 case "$cpus" in ''|*[!0-9]*) echo "local-slurm: --cpus must be a positive integer" >&2; exit 2 ;; esac
+case "$down_for" in ''|*[!0-9]*) echo "local-slurm: --down-for must be whole seconds" >&2; exit 2 ;; esac
 [ "$nodes" -ge 1 ] || { echo "local-slurm: --nodes must be >= 1" >&2; exit 2; }
 dir="$(realpath -m "$dir")"
 conf="$dir/etc/slurm.conf"
@@ -313,6 +315,7 @@ do_restart_controller() {
     fi
     grep -v '^slurmctld ' "$pids" >"$pids.tmp" || true
     mv "$pids.tmp" "$pids"
+    sleep "$down_for"
     start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
     wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
         || die "slurmctld did not come back: $(tail -5 "$dir/log/slurmctld.log" 2>/dev/null)"
