@@ -154,6 +154,9 @@ class Agent:
         memory = self._memory
         if memory.plan_state is None:
             memory.plan_state = PlanState()
+        # One cheap RPC first: an unreachable controller fails here at once, where the
+        # commands below would retry for seconds each.
+        self.backend.ping()
         for attempt in range(STALE_RETRIES + 1):
             fingerprint = queue_fingerprint(self.backend)
             snapshot = read_snapshot(self.backend)
@@ -397,6 +400,7 @@ class Agent:
             if self._stop.is_set() or self._reload:
                 return
             try:
+                self.backend.ping()
                 if queue_fingerprint(self.backend) != last_fp:
                     return
             except SlurmError:

@@ -36,7 +36,8 @@ class ShadowReport:
 
     Attributes:
         started: ids that started since the previous cycle, by observed start.
-        inversions: pairs (a, b) the plan ranked a before b but Slurm started b first.
+        inversions: pairs (a, b) the plan ranked a before b but Slurm started b first:
+            b started strictly before a, or b started while a is still pending.
         early: started although the previous plan did not start them then (Slurm's own
             backfill, or a change of state).
         late: the previous plan started them then, but they are still pending.
@@ -63,6 +64,8 @@ def compare(previous_order: list[int], previous_starts: set[int], starts: dict[i
     started = sorted(starts, key=lambda j: (starts[j], rank.get(j, len(rank))))
     return ShadowReport(
         started=started,
-        inversions=inversions(rank, starts),
+        inversions=inversions(rank, starts) + [
+            (a, b) for b in started for a in sorted(still_pending, key=rank.get)
+            if a in rank and rank[a] < rank.get(b, -1)],
         early=[j for j in started if j not in previous_starts],
         late=sorted(j for j in previous_starts if j in still_pending))

@@ -1,0 +1,359 @@
+"""The proof on the real local Slurm: the agent running EASY makes Slurm start a workload in
+the emulator's order, with the emulator's backfilled jobs; with the agent SIGKILLed mid-run
+every job still completes.  Then the agent's operations: restart mid-queue, slurmctld
+restarted under it, a job cancelled between read and act, shadow mode.
+
+The workload is generated here (fixed seed): 30 node-granular jobs on 16 nodes, submitted in
+the first 3 seconds, runtimes 2-12 s, distinct time limits (whole minutes) so that no
+backfill decision hangs on a tie.  Before going live the test checks it is robust: replayed
+with random start latencies of up to 2 s per job (at 0.1 s resolution), the emulator's order
+and backfilled set do not change, so Slurm's scheduling latency cannot change them either.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from malleo.plugin.agent import load
+from malleo.plugin.agent.apply import BAND_LOW
+from malleo.plugin.agent.shadow import inversions
+from malleo.policy import Policy
+
+pytestmark = pytest.mark.slurm
+
+NODES = 16
+SCALE = 10
+EASY = Policy(order="fcfs", backfill="easy")
+SEED = 1265
+
+
+def workload(seed: int = SEED, n: int = 30) -> pd.DataFrame:
+    """A job table in trace time (SCALE x live seconds), as load_workload returns one."""
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.integers(0, 3, size=n))
+    runtime = rng.integers(2, 13, size=n)
+    limit_min = rng.permutation(np.arange(1, n + 1))
+    nodes = rng.choice([1, 2, 4, 6, 8, 10, 12, 16], size=n)
+    return pd.DataFrame({"job_number": np.arange(1, n + 1), "user_id": np.ones(n, np.int64),
+                         "submit_time": submit * SCALE, "runtime": runtime * SCALE,
+                         "estimate": limit_min * 60 * SCALE, "procs": nodes})
+
+
+def robust(scaled: pd.DataFrame, expected: pd.DataFrame, trials: int = 40) -> bool:
+    rng = np.random.default_rng(1)
+    planned = dict(zip(expected["job_number"], expected["start"] * 10))
+    bf = set(expected["job_number"][expected["backfilled"]])
+    for _ in range(trials):
+        n = len(scaled)
+        jittered = scaled.assign(
+            submit=np.maximum.accumulate(scaled["submit"] * 10 + rng.integers(0, 8, n)),
+            runtime=scaled["runtime"] * 10 + rng.integers(0, 20, n), limit=scaled["limit"] * 10)
+        e = load.expected_schedule(jittered, EASY, NODES)
+        if inversions(planned, dict(zip(e["job_number"], e["start"]))) or \
+                set(e["job_number"][e["backfilled"]]) != bf:
+            return False
+    return True
+
+
+class AgentProcess:
+    """``malleo slurm agent`` as a separate process with JSON logs in a file."""
+
+    def __init__(self, conf: str, policy_file: Path, log: Path, *extra: str):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "malleo", "slurm", "agent", "--config", str(policy_file),
+             "--period", "2", "--poll", "0.2", "--log-format", "json", *extra],
+            stdout=subprocess.DEVNULL, stderr=log.open("w"),
+            env=dict(os.environ, SLURM_CONF=conf))
+
+    def events(self, name: str | None = None) -> list[dict]:
+        out = []
+        for line in self.log.read_text().splitlines():
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if name is None or doc.get("event") == name:
+                out.append(doc)
+        return out
+
+    def wait_for(self, predicate, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            assert self.proc.poll() is None, f"agent exited ({self.proc.returncode}):\n" \
+                                             f"{self.log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" \
+                                                f"{self.log.read_text()[-3000:]}"
+            time.sleep(0.2)
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+
+@pytest.fixture
+def policy_file(tmp_path):
+    path = tmp_path / "easy.toml"
+    path.write_text('order = "fcfs"\nbackfill = "easy"\n')
+    return path
+
+
+@pytest.fixture
+def quiet_cluster(slurm_cluster):
+    """The live cluster with no job left from an earlier test."""
+    from malleo.plugin.backends.errors import JobStateError
+
+    backend = slurm_cluster.backend
+    for job in backend.all_jobs():
+        if not job.is_finished and job.state != "COMPLETING":
+            try:
+                backend.cancel(job.job_id)
+            except JobStateError:
+                pass            # it finished meanwhile
+    deadline = time.monotonic() + 30
+    while any(not j.is_finished for j in backend.all_jobs()):
+        assert time.monotonic() < deadline, "jobs of an earlier test did not go away"
+        time.sleep(0.2)
+    return slurm_cluster
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_workload_is_meaningful_and_robust():
+    scaled = load.scale_workload(workload(), time_scale=SCALE, nodes=NODES, procs=NODES)
+    expected = load.expected_schedule(scaled, EASY, NODES)
+    assert len(scaled) == 30 and scaled["submit"].max() <= 2
+    assert sorted(scaled["limit"].tolist()) == [60 * m for m in range(1, 31)]
+    # Backfilling matters: EASY backfills a dozen jobs and orders them unlike no backfill.
+    assert expected["backfilled"].sum() >= 8
+    strict = load.expected_schedule(scaled, Policy(backfill="none"), NODES)
+    assert not strict["backfilled"].any()
+    assert expected["end"].max() < strict["end"].max()
+    assert robust(scaled, expected)
+
+
+def test_live_easy_matches_the_emulator(quiet_cluster, policy_file, tmp_path):
+    backend = quiet_cluster.backend
+    scaled = load.scale_workload(workload(), time_scale=SCALE, nodes=NODES, procs=NODES)
+    expected = load.expected_schedule(scaled, EASY, NODES)
+    agent = AgentProcess(quiet_cluster.conf, policy_file, tmp_path / "agent.log")
+    try:
+        agent.wait_for(lambda: agent.events("cycle"), 30, "the agent's first cycle")
+        observed = load.replay_on_slurm(backend, scaled, tmp_path / "observed.csv",
+                                        timeout=300, workdir=str(tmp_path))
+    finally:
+        code = agent.stop()
+    assert code == 0
+    assert (observed["state"] == "COMPLETED").all(), observed.to_string()
+    diff = load.compare_with_emulator(observed, expected)
+    report = pd.merge(expected[["job_number", "nodes", "limit", "start", "backfilled"]],
+                      observed[["job_number", "job_id", "submit", "start"]]
+                      .rename(columns={"start": "live_start"}), on="job_number")
+    report["live_start"] -= observed["submit"].min()
+    assert diff["not_started"] == []
+    assert diff["inversions"] == [], report.sort_values("start").to_string()
+    assert diff["backfilled_observed"] == diff["backfilled_expected"], \
+        report.sort_values("start").to_string()
+    assert len(diff["backfilled_expected"]) >= 8
+    assert not agent.events("cycle_crashed")
+    assert sum(e.get("written", 0) for e in agent.events("cycle")) >= 30
+    # The CSV the command writes is the observed table.
+    assert pd.read_csv(tmp_path / "observed.csv")["job_id"].tolist() == observed["job_id"].tolist()
+
+
+def test_agent_sigkilled_mid_run_every_job_completes(quiet_cluster, policy_file, tmp_path):
+    backend = quiet_cluster.backend
+    # The same workload, twice as fast: only completion is checked.
+    scaled = load.scale_workload(workload(), time_scale=2 * SCALE, nodes=NODES, procs=NODES)
+    agent = AgentProcess(quiet_cluster.conf, policy_file, tmp_path / "agent.log")
+    ids: list[int] = []
+    result = {}
+
+    def run():
+        result["observed"] = load.replay_on_slurm(
+            backend, scaled, None, timeout=300, workdir=str(tmp_path),
+            on_submit=lambda _k, job_id: ids.append(job_id))
+
+    replay = threading.Thread(target=run)
+    try:
+        agent.wait_for(lambda: agent.events("cycle"), 30, "the agent's first cycle")
+        replay.start()
+        wait_until(lambda: len(ids) == len(scaled) and sum(
+            1 for j in backend.jobs(job_ids=ids) if j.start_time) >= 8, 60,
+            "a third of the jobs to start")
+        assert any(j.priority >= BAND_LOW for j in backend.jobs(job_ids=ids) if j.is_pending)
+        assert agent.stop(signal.SIGKILL) == -signal.SIGKILL
+        left = [j for j in backend.jobs(job_ids=ids) if j.is_pending]
+        assert left, "nothing was left pending when the agent died"
+    finally:
+        agent.stop(signal.SIGKILL)
+        replay.join(300)
+    observed = result["observed"]
+    assert (observed["state"] == "COMPLETED").all(), observed.to_string()
+
+
+def test_restarted_agent_rebuilds_from_slurm(quiet_cluster, tmp_path, slurm_jobs):
+    """A new agent finds the priorities its predecessor wrote and keeps them: it writes only
+    what changed since (the newcomers)."""
+    backend = quiet_cluster.backend
+    policy = tmp_path / "sjf.toml"
+    policy.write_text('order = "sjf"\nbackfill = "easy"\n')
+    blocker = backend.submit(wrap="sleep 120", nodes=NODES, time_limit=300, output="/dev/null",
+                             workdir=str(tmp_path))
+    slurm_jobs.append(blocker)
+    wait_until(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
+
+    def queue(limits):
+        for minutes in limits:
+            slurm_jobs.append(backend.submit(wrap="sleep 1", nodes=4, time_limit=60 * minutes,
+                                             output="/dev/null", workdir=str(tmp_path)))
+
+    def sjf_ranked(ids):
+        jobs = sorted(backend.jobs(job_ids=ids), key=lambda j: -j.priority)
+        limits = [j.time_limit for j in jobs]
+        return all(j.priority >= BAND_LOW for j in jobs) and limits == sorted(limits)
+
+    queue([9, 3, 7, 5])
+    first = AgentProcess(quiet_cluster.conf, policy, tmp_path / "first.log")
+    first.wait_for(lambda: sjf_ranked(slurm_jobs[1:]), 30, "SJF priorities")
+    assert first.stop() == 0 and first.events("agent_stop")
+    before = {j.job_id: j.priority for j in backend.jobs(job_ids=slurm_jobs[1:])}
+    queue([4, 8])                                   # two newcomers while no agent runs
+    second = AgentProcess(quiet_cluster.conf, policy, tmp_path / "second.log", "--once")
+    assert second.proc.wait(60) == 0
+    cycle = second.events("cycle")[0]
+    assert cycle["pending"] == 6 and cycle["written"] == 2
+    assert sjf_ranked(slurm_jobs[1:])
+    after = {j.job_id: j.priority for j in backend.jobs(job_ids=list(before))}
+    assert after == before
+
+
+def test_slurmctld_restart_under_the_agent(quiet_cluster, policy_file, tmp_path, slurm_jobs):
+    directory = quiet_cluster.directory or str(Path(quiet_cluster.conf).parent.parent)
+    if not (Path(directory) / ".malleo-local-slurm").exists():
+        pytest.skip("the cluster was not started by local-slurm.sh; cannot restart its slurmctld")
+    backend = quiet_cluster.backend
+    agent = AgentProcess(quiet_cluster.conf, policy_file, tmp_path / "agent.log")
+    try:
+        blocker = backend.submit(wrap="sleep 120", nodes=NODES, time_limit=300,
+                                 output="/dev/null", workdir=str(tmp_path))
+        slurm_jobs.append(blocker)
+        agent.wait_for(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
+        restart = subprocess.run(
+            ["bash", str(Path(__file__).parent.parent / "slurm-docker" / "local-slurm.sh"),
+             "restart-controller", "--down-for", "3", "--dir", directory],
+            capture_output=True, text=True, timeout=120)
+        assert restart.returncode == 0, restart.stderr
+        failed = agent.wait_for(lambda: agent.events("cycle_failed"), 30,
+                                "the agent to notice the outage")
+        assert failed[0]["kind"] == "slurm_unavailable"
+        # The agent is still there and schedules the next job it sees.
+        newcomer = agent.wait_for(lambda: _try_submit(backend, tmp_path), 60,
+                                  "the controller to accept jobs again")
+        slurm_jobs.append(newcomer)
+        agent.wait_for(lambda: backend.job(newcomer).priority >= BAND_LOW, 30,
+                       "the agent to rank the newcomer")
+    finally:
+        code = agent.stop()
+    assert code == 0
+    assert not agent.events("cycle_crashed")
+
+
+def _try_submit(backend, tmp_path):
+    from malleo.plugin.backends.errors import SlurmError
+
+    try:
+        return backend.submit(wrap="sleep 1", nodes=2, time_limit=60, output="/dev/null",
+                              workdir=str(tmp_path))
+    except SlurmError:
+        return None
+
+
+def test_job_cancelled_between_read_and_act(quiet_cluster, policy_file, tmp_path, slurm_jobs):
+    """The cycle reads the queue, plans, checks the queue did not change, and only then
+    writes: a job cancelled in that last instant is skipped, the cycle completes."""
+    from malleo.plugin.agent.loop import Agent
+    from malleo.plugin.backends.cli import CliBackend
+
+    backend = quiet_cluster.backend
+    blocker = backend.submit(wrap="sleep 120", nodes=NODES, time_limit=300, output="/dev/null",
+                             workdir=str(tmp_path))
+    slurm_jobs.append(blocker)
+    wait_until(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
+    queued = [backend.submit(wrap="sleep 1", nodes=2, time_limit=60, output="/dev/null",
+                             workdir=str(tmp_path)) for _ in range(3)]
+    slurm_jobs.extend(queued)
+    victim = queued[1]
+
+    class CancelFirst(CliBackend):
+        """The real CLI backend, but the victim is cancelled right before its write."""
+
+        def set_priority(self, job_id, priority):
+            if job_id == victim:
+                self.cancel(job_id)
+            super().set_priority(job_id, priority)
+
+    agent = Agent(CancelFirst(conf=quiet_cluster.conf), policy_file, period=1)
+    result = agent.cycle()
+    assert victim in result.writes
+    assert result.report.not_pending + result.report.vanished == [victim]
+    assert sorted(result.report.applied) == sorted(set(queued) - {victim})
+    assert agent.metrics.get("malleo_agent_decisions_skipped_total", reason="not_pending") + \
+        agent.metrics.get("malleo_agent_decisions_skipped_total", reason="vanished") == 1
+    # The next cycle no longer plans the cancelled job and writes nothing.
+    again = agent.cycle()
+    assert victim not in again.inputs.pending_ids.tolist() and again.writes == {}
+
+
+def test_shadow_mode_applies_nothing_and_reports_the_difference(quiet_cluster, tmp_path,
+                                                              slurm_jobs):
+    """SJF in shadow mode while Slurm runs its own FCFS-like default priorities: three
+    whole-cluster jobs start in the opposite of SJF's order, 3 inverted pairs."""
+    from malleo.plugin.agent.loop import Agent
+
+    backend = quiet_cluster.backend
+    policy = tmp_path / "sjf.toml"
+    policy.write_text('order = "sjf"\n')
+    blocker = backend.submit(wrap="sleep 2", nodes=NODES, time_limit=60, output="/dev/null",
+                             workdir=str(tmp_path))
+    slurm_jobs.append(blocker)
+    wait_until(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
+    queued = [backend.submit(wrap="sleep 1", nodes=NODES, time_limit=60 * m, output="/dev/null",
+                             workdir=str(tmp_path)) for m in (3, 2, 1)]
+    slurm_jobs.extend(queued)
+    before = {j.job_id: j.priority for j in backend.jobs(job_ids=queued)}
+    agent = Agent(backend, policy, dry_run=True)
+    first = agent.cycle()
+    assert first.order == queued[::-1] and first.writes and first.report is None
+    pairs = []
+    deadline = time.monotonic() + 60
+    while not all(j.is_finished for j in backend.jobs(job_ids=queued)):
+        assert time.monotonic() < deadline, "the queued jobs did not finish"
+        time.sleep(0.3)
+        result = agent.cycle()
+        if result.shadow is not None:
+            pairs += result.shadow.inversions
+    assert {j.job_id: j.priority for j in backend.jobs(job_ids=queued)} == before
+    assert sorted(pairs) == sorted([(queued[2], queued[0]), (queued[1], queued[0]),
+                                    (queued[2], queued[1])])
+    assert agent.metrics.get("malleo_agent_shadow_inversions_total") == 3
