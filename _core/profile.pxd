@@ -156,24 +156,31 @@ cdef inline simtime_t profile_earliest(const profile_t* p, simtime_t start, simt
     """Earliest s >= start, a multiple of ``resolution``, with ``procs`` processors free over
     [s, s + duration) (at the instant s when duration is 0); -1 if never.
 
-    One forward sweep over the breakpoints: a failing segment moves the candidate to
-    the (aligned) end of that segment, so the cost is O(breakpoints)."""
+    One forward sweep over the breakpoints, O(breakpoints): tight loops skip the segments
+    with too few free processors, then walk the window; a segment that breaks the window
+    restarts the sweep there."""
     cdef simtime_t s = align_up(start, resolution)
+    cdef intp_t n = p.n
     cdef intp_t k = profile_index(p, s)
     cdef intp_t j
     cdef simtime_t end
+    cdef const procs_t* free = p.free
+    cdef const simtime_t* time = p.time
     while True:
-        j = k
-        end = s + duration
-        while True:
-            if p.free[j] < procs:
-                break
-            if j + 1 >= p.n or p.time[j + 1] >= end:
-                return s
-            j += 1
-        if j + 1 >= p.n:
-            return -1
-        s = align_up(p.time[j + 1], resolution)
-        k = j + 1
-        while k + 1 < p.n and p.time[k + 1] <= s:
+        if free[k] < procs:
             k += 1
+            while k < n and free[k] < procs:
+                k += 1
+            if k >= n:
+                return -1
+            s = align_up(time[k], resolution)
+            while k + 1 < n and time[k + 1] <= s:
+                k += 1
+            continue
+        end = s + duration
+        j = k + 1
+        while j < n and time[j] < end and free[j] >= procs:
+            j += 1
+        if j >= n or time[j] >= end:
+            return s
+        k = j
