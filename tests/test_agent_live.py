@@ -357,3 +357,37 @@ def test_shadow_mode_applies_nothing_and_reports_the_difference(quiet_cluster, t
     assert sorted(pairs) == sorted([(queued[2], queued[0]), (queued[1], queued[0]),
                                     (queued[2], queued[1])])
     assert agent.metrics.get("malleo_agent_shadow_inversions_total") == 3
+
+
+def test_sighup_reload_metrics_and_sigterm(quiet_cluster, tmp_path):
+    """SIGHUP with an invalid file: logged with FILE:LINE, old policy kept, cycles go on;
+    with a valid one: in force.  The metrics endpoint answers.  SIGTERM: exit 0."""
+    import urllib.request
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text('order = "fcfs"\nbackfill = "easy"\n')
+    agent = AgentProcess(quiet_cluster.conf, policy, tmp_path / "agent.log", "--metrics-port", "0")
+    try:
+        serving = agent.wait_for(lambda: agent.events("metrics_serving"), 30, "the endpoint")
+        agent.wait_for(lambda: agent.events("cycle"), 30, "a first cycle")
+        policy.write_text('order = "fcfs"\nbackfill = "sometimes"\n')
+        agent.proc.send_signal(signal.SIGHUP)
+        rejected = agent.wait_for(lambda: agent.events("policy_reload_rejected"), 15,
+                                  "the reload to be rejected")
+        assert f"{policy}:2: backfill" in rejected[0]["error"]
+        assert rejected[0]["kept"] == "fcfs+easy"
+        cycles = len(agent.events("cycle"))
+        agent.wait_for(lambda: len(agent.events("cycle")) > cycles, 15, "cycles to go on")
+        policy.write_text('order = "sjf"\n')
+        agent.proc.send_signal(signal.SIGHUP)
+        reloaded = agent.wait_for(lambda: agent.events("policy_reloaded"), 15, "the reload")
+        assert reloaded[0]["policy"] == "sjf+easy"
+        url = f"http://127.0.0.1:{serving[0]['port']}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            text = resp.read().decode()
+        assert 'malleo_agent_policy_reloads_total{result="rejected"} 1' in text
+        assert 'malleo_agent_policy_reloads_total{result="ok"} 1' in text
+        assert "malleo_agent_machine_units 16" in text
+    finally:
+        code = agent.stop()
+    assert code == 0 and agent.events("agent_stop")

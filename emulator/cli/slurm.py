@@ -80,6 +80,12 @@ def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend
             from malleo.errors import MalleoError
 
             raise MalleoError(f"--metrics-port {metrics_port}: {exc.strerror or exc}") from None
+        import logging
+
+        from malleo.plugin.agent.logs import LOGGER_NAME, event
+
+        event(logging.getLogger(LOGGER_NAME), logging.INFO, "metrics_serving",
+              port=server.server_address[1], path="/metrics")
     try:
         code = the_agent.run(once=once)
     finally:

@@ -52,8 +52,12 @@ def load_agent_policy(path: str | Path) -> Policy:
 
     policy = load_policy(path)
     if policy.estimate == "actual":
-        raise PolicyError(f"{path}: estimate: 'actual' needs the jobs' real runtimes, unknown "
-                          f"on a live cluster; use 'request' or 'predict'")
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        line = next((k for k, text in enumerate(lines, 1)
+                     if text.strip().startswith("estimate")), 0)
+        where = f"{path}:{line}" if line else str(path)
+        raise PolicyError(f"{where}: estimate: 'actual' needs the jobs' real runtimes, "
+                          f"unknown on a live cluster; use 'request' or 'predict'")
     return policy
 
 
