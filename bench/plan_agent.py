@@ -1,0 +1,136 @@
+"""Benchmark one planning pass of the Slurm agent (figures only, no assertions).
+
+A synthetic cluster of 10,000 nodes with 10,000 pending jobs (and, by default, 2,000 running
+jobs holding 60 % of the nodes), built as the backend's own model objects, then per pass:
+
+* ``parse``: ``squeue --json`` of the whole queue parsed by the CLI backend's parser (the
+  document is built here from the 22.05 schema; Slurm itself is not called);
+* ``convert``: ``plan_inputs`` (Snapshot -> plan's tables);
+* ``plan``: ``malleo._core.plan`` with the policy (FCFS+EASY by default);
+* ``priorities``: ``wanted_order`` + ``assign_priorities``, first pass (every job written)
+  and steady state (the previous pass's values already in Slurm).
+
+The stated target: state conversion + plan well under a second.
+
+    python bench/plan_agent.py [--pending 10000] [--nodes 10000] [--running 2000]
+                               [--policy fcfs+easy] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def build(pending: int, nodes: int, running: int, seed: int = 0):
+    from malleo.plugin.agent.state import Snapshot
+    from malleo.plugin.backends.model import Job, Node
+
+    rng = np.random.default_rng(seed)
+    now = 1_800_000_000
+    node_names = [f"n{k + 1}" for k in range(nodes)]
+    busy_target = int(0.6 * nodes)
+    sizes = np.maximum(1, rng.integers(1, max(2, 2 * busy_target // max(running, 1)), running))
+    jobs, nodes_used = [], 0
+    for k, size in enumerate(sizes.tolist()):
+        if nodes_used + size > busy_target:
+            break
+        names = tuple(node_names[nodes_used:nodes_used + size])
+        nodes_used += size
+        start = now - int(rng.integers(0, 3600))
+        jobs.append(Job(job_id=k + 1, name="r", user=f"u{k % 97}", user_id=1000 + k % 97,
+                        partition="batch", state="RUNNING", reason="", submit_time=start - 60,
+                        start_time=start, expected_start=None, end_time=start + 7200,
+                        time_limit=7200, num_nodes=size, max_nodes=None, num_cpus=size * 32,
+                        priority=4294901000, node_list=names))
+    base = len(jobs)
+    limits = rng.choice([600, 1800, 3600, 7200, 14400, 86400], pending)
+    want = np.minimum(np.maximum(1, rng.geometric(0.02, pending)), nodes)
+    submits = np.sort(now - rng.integers(0, 86400, pending))
+    for k in range(pending):
+        jobs.append(Job(job_id=base + k + 1, name="p", user=f"u{k % 211}",
+                        user_id=2000 + k % 211, partition="batch", state="PENDING",
+                        reason="Priority", submit_time=int(submits[k]), start_time=None,
+                        expected_start=None, end_time=None, time_limit=int(limits[k]),
+                        num_nodes=int(want[k]), max_nodes=None, num_cpus=int(want[k]) * 32,
+                        priority=4294901760 - (base + k + 1)))
+    node_objs = tuple(Node(name=n, state="ALLOCATED" if i < nodes_used else "IDLE", cpus=32,
+                           alloc_cpus=32 if i < nodes_used else 0, partitions=("batch",))
+                      for i, n in enumerate(node_names))
+    return Snapshot(float(now), node_objs, tuple(jobs), {"batch": None}, "batch")
+
+
+def squeue_document(snapshot) -> dict:
+    """The snapshot's jobs as a Slurm 22.05 ``squeue --json`` document."""
+    from malleo.plugin.backends import hostlist
+
+    recs = []
+    for j in snapshot.jobs:
+        recs.append({"job_id": j.job_id, "name": j.name, "user_name": j.user, "user_id": j.user_id,
+                     "partition": j.partition, "job_state": j.state, "state_reason": j.reason or "None",
+                     "priority": j.priority, "submit_time": j.submit_time,
+                     "start_time": j.start_time or 0, "end_time": j.end_time or 0,
+                     "time_limit": (j.time_limit or 0) // 60, "node_count": j.num_nodes,
+                     "cpus": j.num_cpus, "nodes": hostlist.compress(list(j.node_list)) if j.node_list else "",
+                     "required_nodes": ""})
+    return {"meta": {}, "errors": [], "jobs": recs}
+
+
+def timed(fn, repeat: int):
+    times, value = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), value
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pending", type=int, default=10_000)
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--running", type=int, default=2_000)
+    ap.add_argument("--policy", default="fcfs+easy")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+
+    from malleo._core import plan
+    from malleo.emulator.cli._options import parse_policy_spec
+    from malleo.plugin.agent.apply import assign_priorities, wanted_order
+    from malleo.plugin.agent.state import plan_inputs
+    from malleo.plugin.backends import parse_json
+
+    policy = parse_policy_spec(args.policy)
+    snap = build(args.pending, args.nodes, args.running)
+    doc = json.dumps(squeue_document(snap))
+    parse_s, _, _ = timed(lambda: parse_json.jobs_from_squeue(json.loads(doc)), args.repeat)
+    conv_s, conv_min, inputs = timed(lambda: plan_inputs(snap), args.repeat)
+    plan_s, plan_min, decisions = timed(
+        lambda: plan(inputs.now, inputs.total, inputs.running, inputs.pending, policy), args.repeat)
+    order = wanted_order(decisions, inputs.pending_ids)
+    current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
+    first_s, _, writes = timed(lambda: assign_priorities(order, current), args.repeat)
+    settled = {**current, **writes}
+    steady_s, _, steady = timed(lambda: assign_priorities(order, settled), args.repeat)
+    figures = {
+        "pending": len(inputs.pending_ids), "running": len(inputs.running_ids),
+        "nodes": inputs.total, "busy_nodes": inputs.busy, "policy": policy.describe(),
+        "starts_now": len(decisions.start),
+        "parse_squeue_json_s": round(parse_s, 4), "squeue_json_bytes": len(doc),
+        "convert_s": round(conv_s, 4), "plan_s": round(plan_s, 4),
+        "convert_plus_plan_s": round(conv_s + plan_s, 4),
+        "convert_plus_plan_best_s": round(conv_min + plan_min, 4),
+        "priorities_first_pass_s": round(first_s, 4), "first_pass_writes": len(writes),
+        "priorities_steady_s": round(steady_s, 4), "steady_writes": len(steady),
+        "target": "convert + plan well under 1 s",
+    }
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
