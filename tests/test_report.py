@@ -82,3 +82,18 @@ def test_report_rejects_other_files(tmp_path):
     assert "neither a per-job table" in result.output
     result = CliRunner().invoke(cli, ["report", str(other), "--window", "5:1"])
     assert result.exit_code == 2
+
+
+def test_report_reads_parquet_replays(inputs, tmp_path):
+    pytest.importorskip("pyarrow")
+    trace = inputs / "t.swf"
+    table = tmp_path / "easy.parquet"
+    assert run("replay", trace, "--out", table, "-q").exit_code == 0
+    out = tmp_path / "p.html"
+    assert run("report", table, inputs / "fcfs.csv", "-o", out, "--procs", "32").exit_code == 0
+    page = out.read_text()
+    assert "<th>easy</th><th>fcfs</th>" in page
+    # The same replay read from Parquet and CSV gives the same summary column.
+    rows = re.findall(r"<tr><th>([^<]+)</th><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>",
+                      page)
+    assert rows and all(a == b for _, a, b in rows)

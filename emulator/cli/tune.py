@@ -193,7 +193,7 @@ def _leaderboard_json(result, top: int) -> dict:
     keep = ["trial", "policy", "params", "train_score", "test_score"]
     return _json_ready({
         "objective": result.objective.text, "cut_time": result.cut_time,
-        "default": {k: result.default[k] for k in keep},
+        "default": {**{k: result.default[k] for k in keep}, "params": {}},
         "leaderboard": [{**{k: r[k] for k in keep}, "params": json.loads(r["params"])}
                         for r in rows.to_dict("records")],
         "failed": [{"trial": r["trial"], "error": r["error"]} for r in result.failed],
