@@ -316,6 +316,19 @@ def test_cli_writes_leaderboard_and_a_policy_replay_accepts(trace, tmp_path):
     replayed = run("replay", trace, "--config", str(best), "--json", "-q")
     assert replayed.exit_code == 0
     assert json.loads(replayed.output)["policy_name"] == policy.describe()
+    # ... and the Slurm agent reads the same file as its live policy.
+    from malleo.plugin.agent.loop import load_agent_policy
+
+    assert load_agent_policy(best) == policy
+
+
+def test_cli_warns_when_the_best_policy_is_not_deployable(trace, tmp_path):
+    space = tmp_path / "space.toml"
+    space.write_text('order = ["sjf"]\nestimate = "actual"\n')
+    out = run("tune", trace, "--space", str(space), "--search", "grid", "--workers", "1",
+              "--results", str(tmp_path / "r.csv"), "--out", str(tmp_path / "b.toml"), "-q")
+    assert out.exit_code == 0
+    assert "the Slurm agent refuses it" in out.stderr
 
 
 def test_cli_no_split_best_score_is_the_replay_of_best_toml(trace, tmp_path):

@@ -124,6 +124,10 @@ def tune(trace, space_path, objective, search, trials, seed, split, no_split, wo
                    "retry them (finished trials are skipped)", err=True)
     if result.best_policy is None:
         raise MalleoError("every trial failed: no policy written")
+    if result.best_policy.estimate == "actual":
+        click.echo("malleo: note: the best policy plans with estimate = \"actual\" (real "
+                   "runtimes, an oracle): the Slurm agent refuses it; to deploy, tune with "
+                   "estimate = \"request\" or \"predict\"", err=True)
     click.echo(f"best policy written to {out_path}", err=as_json)
 
 
