@@ -12,6 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+EXAMPLES = int(os.environ.get("MALLEO_HYPOTHESIS_EXAMPLES", "100"))
+"""Hypothesis examples per property test (raise it for a thorough local run)."""
+
 TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "traces"
 """The real SWF traces, read in place (never copied into the repository)."""
 
@@ -87,6 +90,18 @@ class TraceHead:
         self.procs = jobs["procs"].astype(np.int32).tolist()
         self.user = jobs["user_id"].astype(np.int32).tolist()
         self.total_procs = int(meta.procs)
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    def head(self, n: int) -> "TraceHead":
+        """The first ``n`` of these jobs (a copy; the machine is the same)."""
+        part = object.__new__(TraceHead)
+        part.name = self.name
+        for column in ("submit", "runtime", "estimate", "procs", "user"):
+            setattr(part, column, getattr(self, column)[:n])
+        part.total_procs = self.total_procs
+        return part
 
 
 def peak_usage(starts, ends, procs) -> int:

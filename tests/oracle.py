@@ -152,6 +152,7 @@ class _Oracle:
 
     # [semantics: Planning estimate]
     def est(self, j: int) -> int:
+        """The planning estimate of job j now (predict: from the user's history now)."""
         if self.est_mode == "request":
             return self.request[j]
         if self.est_mode == "actual":
@@ -166,7 +167,8 @@ class _Oracle:
         return min(guess, self.request[j])
 
     def expected_end(self, j: int, t: int) -> int:
-        """s + est; if <= t while running, s + request; if that too is <= t, t + 1."""
+        """s + est (est as at the start); if <= t while running, s + request; if that
+        too is <= t, t + 1.  [semantics: Planning estimate]"""
         s = self.start[j]
         if s + self.est_at_start[j] > t:
             return s + self.est_at_start[j]
@@ -202,7 +204,8 @@ class _Oracle:
     def schedule_pass(self, t: int) -> list[int]:
         queue = sorted(self.waiting, key=lambda j: self.queue_key(j, t))
         started: list[int] = []
-        # every job that fits in the free processors now starts, up to the head
+        # each pass first starts every job that fits in the free processors now, in queue
+        # order, until the first that does not fit (the head) - in every backfill mode
         head = None
         for j in queue:
             if self.procs[j] <= self.free_now():
@@ -222,12 +225,16 @@ class _Oracle:
             self.slurm_backfill(t, behind, started)
         # [semantics: What the replay records] backfilled: a job ahead of it was left waiting
         left_waiting = set(self.waiting)
+        first_left = next((p for p, k in enumerate(queue) if k in left_waiting), len(queue))
         for position, j in enumerate(queue):
-            if j in started and any(k in left_waiting for k in queue[:position]):
+            if position > first_left and j not in left_waiting:
                 self.backfilled[j] = 1
         return started
 
+    # [semantics: Backfill, easy]
     def easy_backfill(self, t: int, behind: list[int], started: list[int]) -> None:
+        """Reserve the head (``behind[0]``) at the shadow time; start later jobs that fit
+        now and end by it or fit in the extra processors."""
         head = behind[0]
         # shadow time: running jobs (incl. those started in this pass) by expected end,
         # ties by index, add their procs to the free count until it reaches the head's size
@@ -265,7 +272,10 @@ class _Oracle:
             profile.release(end, self.procs[j])
         return profile
 
+    # [semantics: Backfill, conservative]
     def conservative_replan(self, t: int, behind: list[int], started: list[int]) -> None:
+        """Re-plan every waiting job (the head and all behind it) from the profile of
+        running jobs; those planned at t start now."""
         profile = self.running_profile(t)
         position = {j: i for i, j in enumerate(behind)}
         # first the jobs already holding a reservation, by that reservation (ties by
@@ -276,6 +286,7 @@ class _Oracle:
         for j in holders + others:
             est = self.est(j)
             s = profile.earliest_fit(t, self.procs[j], est)
+            # a job with est = 0 occupies nothing (but needed procs <= free at s)
             profile.occupy(s, s + est, self.procs[j])
             self.held[j] = s
             if self.reservation[j] == -1:
@@ -284,7 +295,11 @@ class _Oracle:
                 self.start_job(j, t)
                 started.append(j)
 
+    # [semantics: Backfill, slurm]
     def slurm_backfill(self, t: int, behind: list[int], started: list[int]) -> None:
+        """Walk the queue from the head: start what fits now for its whole estimate,
+        reserve up to ``bf_max_job_test`` others on the ``bf_resolution`` grid within
+        ``bf_window``; reservations last for this pass only."""
         res = self.bf_resolution
         profile = self.running_profile(t, res)
         reserved = 0

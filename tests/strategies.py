@@ -43,28 +43,46 @@ RUNTIMES = st.one_of(st.integers(0, 3), st.integers(0, 60))
 
 @st.composite
 def workloads(draw, max_jobs: int = 40, max_procs: int = 16,
-              estimates_cover_runtimes: bool = False) -> Workload:
+              estimates_cover_runtimes: bool = False, min_runtime: int = 0,
+              min_estimate: int = 0) -> Workload:
     """A machine of 1..max_procs processors and 1..max_jobs jobs.
 
     With ``estimates_cover_runtimes`` every request is >= the runtime (the replay
     driver's default); otherwise requests are also drawn below runtimes (overruns,
-    which exercise the expected-end extension rule).
+    which exercise the expected-end extension rule).  ``min_runtime`` and
+    ``min_estimate`` (seconds) bound runtimes and requests from below.
     """
     total = draw(st.integers(1, max_procs))
     n = draw(st.integers(1, max_jobs))
     gaps = draw(st.lists(GAPS, min_size=n, max_size=n))
     submit = list(accumulate(gaps))
-    runtime = draw(st.lists(RUNTIMES, min_size=n, max_size=n))
+    runtime = [max(r, min_runtime) for r in draw(st.lists(RUNTIMES, min_size=n, max_size=n))]
     if estimates_cover_runtimes:
         slack = draw(st.lists(st.sampled_from([0, 0, 1, 5, 20, 100]), min_size=n, max_size=n))
         estimate = [r + s for r, s in zip(runtime, slack)]
     else:
         estimate = draw(st.lists(st.one_of(st.integers(0, 3), st.integers(0, 80)),
                                  min_size=n, max_size=n))
+    estimate = [max(e, min_estimate) for e in estimate]
     small = st.integers(1, max(1, total // 2))
     procs = draw(st.lists(st.one_of(small, st.integers(1, total)), min_size=n, max_size=n))
     user = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
     return Workload(submit, runtime, estimate, procs, user, total)
+
+
+def capacity_safe_workloads(backfill: str, est_mode: str):
+    """Workloads in which no job with a positive runtime is ever planned with a 0-second
+    estimate under ``(backfill, est_mode)``.
+
+    The page lets a job with ``est = 0`` occupy nothing in the conservative and slurm
+    plans, so such a job that really runs can share its processors with a job planned
+    at the same instant; ``none`` and ``easy`` start jobs on the real free count only.
+    """
+    if backfill in ("none", "easy") or est_mode == "actual":
+        return workloads()
+    if est_mode == "request":
+        return workloads(min_estimate=1)
+    return workloads(min_runtime=1, min_estimate=1)   # predict: history means >= 1
 
 
 orders = st.sampled_from(ORACLE_ORDERS)
