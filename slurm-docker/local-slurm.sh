@@ -11,6 +11,20 @@
 #   local-slurm.sh restart-controller [--down-for S] [--dir DIR] stop slurmctld (by recorded PID),
 #                                                                start it again S s later (default 0)
 #
+# One host of a multi-host cluster (the Docker images' entrypoints; DIR must be the same path on
+# every host, SHARED a directory all hosts share):
+#   local-slurm.sh controller --shared SHARED --compute 'c[1-3]' [--cpus C] [--port P]
+#                  [--node-port P] [--accounting-host H] [--dir DIR]
+#                                      write SHARED/munge.key (once) and SHARED/slurm.conf, start
+#                                      munged and slurmctld; return when slurmctld answers
+#   local-slurm.sh node NAME --shared SHARED [--dir DIR]
+#                                      wait for SHARED's key and slurm.conf, start munged (unless
+#                                      DIR's runs) and slurmd -N NAME; return when NAME is up
+#   local-slurm.sh dbd --shared SHARED [--dir DIR]
+#                                      MariaDB and slurmdbd for SHARED's cluster on this host
+#   local-slurm.sh watch [--dir DIR]   block while every recorded daemon runs: exit 1 when one
+#                                      stops, 0 (after "down") on SIGTERM
+#
 # DIR defaults to <repo>/.local-slurm (git-ignored). Needs root (munged and slurmd run as root)
 # and Debian's munge, slurmctld, slurmd and slurm-client (slurm-docker/install-deps.sh).
 # --accounting also starts a private MariaDB and slurmdbd (sacct, sacctmgr work), which need
@@ -29,14 +43,21 @@ die() { echo "local-slurm: $*" >&2; exit 1; }
 cmd="${1:-}"
 [ -n "$cmd" ] && shift
 nodes=16 cpus=2 dir="$repo/.local-slurm" accounting=0 down_for=0
+shared="" compute="" ctld_port=6817 node_port="" acct_host="" node_name=""
+if [ "$cmd" = node ] && [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then node_name="$1"; shift; fi
 while [ $# -gt 0 ]; do
     case "$1" in
+        --shared) shared="${2:?--shared needs a value}"; shift 2 ;;
+        --compute) compute="${2:?--compute needs a value}"; shift 2 ;;
+        --port) ctld_port="${2:?--port needs a value}"; shift 2 ;;
+        --node-port) node_port="${2:?--node-port needs a value}"; shift 2 ;;
+        --accounting-host) acct_host="${2:?--accounting-host needs a value}"; shift 2 ;;
         --accounting) accounting=1; shift ;;
         --nodes) nodes="${2:?--nodes needs a value}"; shift 2 ;;
         --cpus) cpus="${2:?--cpus needs a value}"; shift 2 ;;
         --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
         --down-for) down_for="${2:?--down-for needs a value}"; shift 2 ;;
-        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,12p' "$0" >&2; exit 2 ;;
+        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,28p' "$0" >&2; exit 2 ;;
     esac
 done
 case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
@@ -117,7 +138,7 @@ dbd_answers() { slurm_env sacctmgr -n list cluster >/dev/null 2>&1; }
 # MariaDB on a private socket and port, then slurmdbd (reached through the private munged via
 # AuthInfo in slurmdbd.conf and AccountingStoragePass in slurm.conf); registers the cluster.
 start_accounting() {
-    local host="$1" dbd_port="$2" db_port="$3"
+    local host="$1" dbd_port="$2" db_port="$3" dbd_addr="${4:-127.0.0.1}"
     mkdir -p "$dir/db"
     mariadb-install-db --no-defaults --datadir="$dir/db/data" --user=root \
         --auth-root-authentication-method=socket --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 \
@@ -136,7 +157,7 @@ start_accounting() {
         echo "AuthType=auth/munge"
         echo "AuthInfo=socket=$dir/munge/munge.socket"
         echo "DbdHost=$host"
-        echo "DbdAddr=127.0.0.1"
+        echo "DbdAddr=$dbd_addr"
         echo "DbdPort=$dbd_port"
         echo "SlurmUser=root"
         echo "StorageType=accounting_storage/mysql"
@@ -322,10 +343,136 @@ do_restart_controller() {
     echo "local-slurm: slurmctld restarted in $dir" >&2
 }
 
+# --- one host of a multi-host cluster (the Docker images' entrypoints) ----------------------
+
+need_programs() {  # need_programs PROG...: die unless each is installed
+    local prog
+    for prog in "$@"; do
+        command -v "$prog" >/dev/null || die "$prog not found: run slurm-docker/install-deps.sh as root"
+    done
+}
+
+# DIR's layout without wiping what another mode on this host may already have started there.
+prepare_host_dir() {
+    [ "$(id -u)" -eq 0 ] || die "must run as root (munged and the Slurm daemons run as root)"
+    [ -n "$shared" ] || die "$cmd needs --shared DIR (the directory every host of the cluster shares)"
+    mkdir -p "$dir"/{etc,state,spool,log,run,munge,tmp}
+    chmod 0700 "$dir/munge"
+    touch "$dir/$marker"
+    [ -f "$pids" ] || : >"$pids"
+}
+
+# munged on this host with the cluster's shared key, unless DIR's munged already runs.
+start_host_munged() {
+    recorded_pid munged >/dev/null && return 0
+    cp "$shared/munge.key" "$dir/munge/munge.key"
+    chmod 0600 "$dir/munge/munge.key"
+    start_daemon munged "$dir/log/munged.out" munged --foreground --force \
+        --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+        --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
+        --seed-file="$dir/munge/munged.seed"
+    wait_for 10 "munged's socket" test -S "$dir/munge/munge.socket" \
+        || die "munged did not start: $(tail -3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
+}
+
+# This host's copy of the cluster's slurm.conf (the same path on every host: jobs inherit it).
+fetch_shared_conf() {
+    wait_for 300 "$shared/slurm.conf and $shared/munge.key from the controller" \
+        test -s "$shared/slurm.conf" -a -s "$shared/munge.key" || die "no cluster in $shared"
+    cmp -s "$shared/slurm.conf" "$conf" || cp "$shared/slurm.conf" "$conf"
+}
+
+do_controller() {
+    [ -n "$compute" ] || die "controller needs --compute 'NAMES' (the compute hosts, e.g. 'c[1-3]')"
+    prepare_host_dir
+    need_programs munged mungekey slurmctld scontrol sinfo squeue scancel
+    if recorded_pid slurmctld >/dev/null; then die "slurmctld already runs from $dir"; fi
+    mkdir -p "$shared"
+    local host acct_opts=()
+    host=$(hostname -s)
+    [ -n "$acct_host" ] && acct_opts=(--accounting-host "$acct_host" --accounting-port 6819
+                                      --accounting-munge-socket "$dir/munge/munge.socket")
+    bash "$here/slurm-conf.sh" --out "$conf" "${acct_opts[@]}" \
+        --controller "$host" --controller-port "$ctld_port" \
+        --state-dir "$dir/state" --spool-dir "$dir/spool" --log-dir "$dir/log" \
+        --run-dir "$dir/run" --tmp-dir "$dir/tmp" --nodes "$compute" --cpus "$cpus" \
+        --node-port "$node_port" --munge-socket "$dir/munge/munge.socket"
+    if [ ! -s "$shared/munge.key" ]; then
+        mungekey --create --keyfile="$shared/munge.key.tmp" --force 2>"$dir/log/mungekey.log" \
+            || die "mungekey failed: $(cat "$dir/log/mungekey.log")"
+        chmod 0600 "$shared/munge.key.tmp"
+        mv "$shared/munge.key.tmp" "$shared/munge.key"
+    fi
+    start_host_munged
+    cp "$conf" "$shared/slurm.conf.tmp"
+    mv "$shared/slurm.conf.tmp" "$shared/slurm.conf"
+    start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
+    wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
+        || die "slurmctld did not come up: $(tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
+    echo "local-slurm: controller $host up for compute hosts $compute; config $shared/slurm.conf" >&2
+    echo "export SLURM_CONF=$conf"
+}
+
+node_is_up() {
+    slurm_env sinfo -h -N -n "$node_name" -t idle,alloc,mix,comp -o '%N' 2>/dev/null \
+        | grep -qx "$node_name"
+}
+
+do_node() {
+    [ -n "$node_name" ] || die "node needs the node's NAME (local-slurm.sh node NAME --shared DIR)"
+    prepare_host_dir
+    need_programs munged slurmd scontrol sinfo
+    fetch_shared_conf
+    start_host_munged
+    mkdir -p "$dir/spool/$node_name" "$dir/tmp/$node_name"
+    recorded_pid "slurmd-$node_name" >/dev/null && die "slurmd for $node_name already runs from $dir"
+    grep -v "^slurmd-$node_name " "$pids" >"$pids.tmp" || true   # a restart: forget the old PID
+    mv "$pids.tmp" "$pids"
+    start_daemon "slurmd-$node_name" "$dir/log/slurmd-$node_name.out" slurmd -D -f "$conf" -N "$node_name"
+    wait_for 120 "the controller to answer 'scontrol ping'" controller_up \
+        || die "the controller in $conf does not answer"
+    wait_for 60 "node $node_name to be up" node_is_up \
+        || die "node $node_name did not come up: $(tail -5 "$dir/log/slurmd-$node_name.log" 2>/dev/null)"
+    echo "local-slurm: node $node_name up" >&2
+    echo "export SLURM_CONF=$conf"
+}
+
+do_dbd() {
+    prepare_host_dir
+    need_programs munged slurmdbd sacctmgr mariadbd mariadb-install-db mariadb
+    fetch_shared_conf
+    start_host_munged
+    local host
+    host=$(hostname -s)
+    # slurm-conf.sh's --accounting-port for the controller's mode is 6819; MariaDB stays on
+    # this host's loopback.
+    start_accounting "$host" 6819 3306 "$host"
+    echo "local-slurm: slurmdbd up on $host" >&2
+}
+
+# Block while every daemon recorded in DIR runs (a container's main process): exit 1 when one
+# stops; on SIGTERM or SIGINT run "down" and exit 0.
+do_watch() {
+    [ -f "$pids" ] || die "no daemons recorded in $dir"
+    trap 'do_down; exit 0' TERM INT
+    local name pid prog
+    while true; do
+        while read -r name pid prog; do
+            recorded_pid "$name" >/dev/null || die "$name (pid $pid) stopped: see $dir/log"
+        done <"$pids"
+        sleep 2 &
+        wait $! || true
+    done
+}
+
 case "$cmd" in
     up) do_up ;;
     restart-controller) do_restart_controller ;;
     down) do_down ;;
     status) do_status ;;
-    *) sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    controller) do_controller ;;
+    node) do_node ;;
+    dbd) do_dbd ;;
+    watch) do_watch ;;
+    *) sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
