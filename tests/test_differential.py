@@ -43,6 +43,15 @@ def test_core_matches_oracle_on_generated_workloads(backfill, workload, order, e
     assert_same_schedule(workload, order, backfill, est_mode)
 
 
+@pytest.mark.parametrize("backfill", ORACLE_BACKFILLS)
+@settings(max_examples=max(EXAMPLES // 5, 10), deadline=None)
+@given(workload=workloads(max_jobs=200, max_procs=64), order=orders, est_mode=estimate_modes)
+def test_core_matches_oracle_on_longer_queues(backfill, workload, order, est_mode):
+    """The core's schedule matches the reference definition on queues hundreds of jobs
+    deep (slurm with its default knobs)."""
+    assert_same_schedule(workload, order, backfill, est_mode)
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(workload=workloads(), order=orders, est_mode=estimate_modes, knobs=slurm_knobs)
 def test_core_matches_oracle_slurm_backfill(workload, order, est_mode, knobs):
@@ -61,7 +70,10 @@ TRACE_POLICIES = [
     ("fcfs", "easy", "request", TRACE_JOBS),
     ("fcfs", "easy", "actual", TRACE_JOBS),
     ("sjf", "easy", "request", TRACE_JOBS),
+    ("fcfs", "easy", "predict", TRACE_JOBS),
+    ("wfp3", "easy", "request", 2000),
     ("fcfs", "conservative", "request", 2000),
+    ("fcfs", "slurm", "request", 2000),
 ]
 
 
