@@ -1,5 +1,6 @@
 """The TOML policy file: round trips and every kind of error, with its FILE:LINE."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from malleo.errors import PolicyError
 from malleo.policy import BACKFILLS, ESTIMATES, ORDERS, Multifactor, Policy
@@ -100,3 +101,25 @@ def test_unreadable_and_binary_files(tmp_path):
 def test_loads_policy_names_its_source():
     with pytest.raises(PolicyError, match=r"^site policy:1: order:"):
         loads_policy('order = "random"', source="site policy")
+
+
+_weights = st.floats(min_value=0, max_value=1e12, allow_nan=False, allow_infinity=False)
+_seconds = st.integers(min_value=1, max_value=10**9)
+_factors = st.dictionaries(st.integers(min_value=-1, max_value=10**6),
+                           st.floats(min_value=0, max_value=1), max_size=4)
+_policies = st.builds(
+    Policy,
+    order=st.sampled_from(ORDERS), backfill=st.sampled_from(BACKFILLS),
+    estimate=st.sampled_from(ESTIMATES), bf_max_job_test=st.integers(1, 10**6),
+    bf_window=_seconds, bf_resolution=_seconds,
+    multifactor=st.builds(
+        Multifactor, weight_age=_weights, weight_size=_weights, weight_fairshare=_weights,
+        weight_queue=_weights, weight_partition=_weights, max_age=_seconds,
+        size_favor=st.sampled_from(("small", "large")), half_life=_seconds,
+        calc_period=_seconds, queue_factors=_factors, partition_factors=_factors))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_policies)
+def test_any_policy_round_trips(policy):
+    assert loads_policy(dump_policy(policy)) == policy
