@@ -21,7 +21,8 @@ from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 
-__all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD", "default_workload_name"]
+__all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
+           "default_workload_name"]
 
 DEFAULT_WORKLOAD: dict[str, int] = {"jobs": 10000, "procs": 256, "seed": 0}
 """The embedded default workload: ``generate_lublin(jobs, procs, seed)``."""

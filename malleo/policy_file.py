@@ -207,11 +207,12 @@ def _type_name(value: Any) -> str:
 
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]")
-_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+_PART = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+_KEY = re.compile(rf"^\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
-    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", dotted)
+    parts = re.findall(_PART, dotted)
     return tuple(p[1:-1] if p[:1] in "\"'" else p for p in parts)
 
 
