@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from malleo.plugin.backends import Job, Node, SlurmBackend
-from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable, classify
+from malleo.plugin.backends.errors import SlurmUnavailable, classify
 
 UNITS = ("nodes", "cpus")
 """Allocation units the agent plans in (see the module docstring)."""
