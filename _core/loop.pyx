@@ -156,7 +156,6 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     prio = np.full(n, np.nan, dtype=np.float64)
     usage = np.zeros(n_users, dtype=np.float64)
     accrued = np.zeros(n_users, dtype=np.int64)
-    fairshare = np.ones(n_users, dtype=np.float64)
     hist1 = np.zeros(n_users, dtype=np.int64)
     hist2 = np.zeros(n_users, dtype=np.int64)
     hist_n = np.zeros(n_users, dtype=np.int32)
@@ -173,7 +172,7 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a, v_request = request_a
     cdef const procs_t[::1] v_procs = procs_a
     cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
-    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage, v_fs = fairshare
+    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
     cdef simtime_t[::1] v_est = est, v_start = start, v_exp = exp_end
     cdef simtime_t[::1] v_rf = resv_first, v_rc = resv_cur, v_acc = accrued
     cdef simtime_t[::1] v_h1 = hist1, v_h2 = hist2
@@ -201,7 +200,6 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     s.n_seen = 0
     s.usage = &v_usage[0]
     s.accrued = &v_acc[0]
-    s.fairshare = &v_fs[0]
     s.hist1 = &v_h1[0]
     s.hist2 = &v_h2[0]
     s.hist_n = &v_hist_n[0]

@@ -6,12 +6,14 @@ class PlanState:
     history: dict[int, tuple[int, int, int]]
     usage: dict[int, float]
     accrued: dict[int, int]
-    fairshare: dict[int, float]
+    total_usage: float
+    users_at_calc: int
     seen: set[int]
     calc_time: int
     def __init__(self) -> None: ...
     def copy(self) -> PlanState: ...
     def record_completion(self, user: int, procs: int, start: int, end: int) -> None: ...
+    def fairshare(self, user: int) -> float: ...
 
 class Decisions:
     start: np.ndarray        # int64 pending indices, start order

@@ -26,7 +26,8 @@ class PlanState:
         history: user -> (last runtime, the one before, completed runs), seconds.
         usage: user -> decayed usage (processor-seconds) at the last priority calculation.
         accrued: user -> processor-seconds of jobs completed since that calculation.
-        fairshare: user -> fair-share factor computed at that calculation.
+        total_usage: processor-seconds, all users' decayed usage at that calculation.
+        users_at_calc: users seen at that calculation (equal shares).
         seen: users that ever had a pending or running job (fair share: 1 / len(seen)).
         calc_time: seconds, time of the last priority calculation, -1 before the first.
 
@@ -35,13 +36,15 @@ class PlanState:
     state it is given and returns an updated copy in ``Decisions.state``.
     """
 
-    __slots__ = ("history", "usage", "accrued", "fairshare", "seen", "calc_time")
+    __slots__ = ("history", "usage", "accrued", "total_usage", "users_at_calc", "seen",
+                 "calc_time")
 
     def __init__(self):
         self.history = {}
         self.usage = {}
         self.accrued = {}
-        self.fairshare = {}
+        self.total_usage = 0.0
+        self.users_at_calc = 0
         self.seen = set()
         self.calc_time = -1
 
@@ -51,7 +54,8 @@ class PlanState:
         other.history = dict(self.history)
         other.usage = dict(self.usage)
         other.accrued = dict(self.accrued)
-        other.fairshare = dict(self.fairshare)
+        other.total_usage = self.total_usage
+        other.users_at_calc = self.users_at_calc
         other.seen = set(self.seen)
         other.calc_time = self.calc_time
         return other
@@ -70,6 +74,14 @@ class PlanState:
         since = max(start, self.calc_time)
         self.accrued[user] = self.accrued.get(user, 0) + int(procs) * (end - since)
         self.seen.add(user)
+
+    def fairshare(self, user):
+        """The user's multifactor fair-share factor as of the last calculation:
+        2 ** -((usage / total_usage) * users_at_calc), 1.0 when nothing was used."""
+        if self.total_usage > 0.0:
+            return 2.0 ** -((self.usage.get(int(user), 0.0) / self.total_usage)
+                            * self.users_at_calc)
+        return 1.0
 
     def __repr__(self):
         return (f"PlanState(users={len(self.seen)}, calc_time={self.calc_time}, "
@@ -234,7 +246,6 @@ def plan(now, cluster, running, pending, policy, state=None):
     users_list = users.tolist()
     usage = np.array([float(state.usage.get(u, 0.0)) for u in users_list] or [0.0])
     accrued = np.array([int(state.accrued.get(u, 0)) for u in users_list] or [0], dtype=np.int64)
-    fairshare = np.array([float(state.fairshare.get(u, 1.0)) for u in users_list] or [1.0])
     hist = [state.history.get(u, (0, 0, 0)) for u in users_list] or [(0, 0, 0)]
     hist1 = np.array([h[0] for h in hist], dtype=np.int64)
     hist2 = np.array([h[1] for h in hist], dtype=np.int64)
@@ -269,7 +280,7 @@ def plan(now, cluster, running, pending, policy, state=None):
     cdef simtime_t[::1] v_acc = accrued, v_h1 = hist1, v_h2 = hist2, v_run_end = run_end
     cdef procs_t[::1] v_procs = procs
     cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
-    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage, v_fs = fairshare
+    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
     cdef uint8_t[::1] v_bf = backfilled
     cdef intp_t[::1] v_rows = np.ascontiguousarray(run_rows, dtype=np.intp)
     cdef intp_t k, j
@@ -294,11 +305,12 @@ def plan(now, cluster, running, pending, policy, state=None):
     s.n_seen = len(state.seen)
     s.usage = &v_usage[0]
     s.accrued = &v_acc[0]
-    s.fairshare = &v_fs[0]
     s.hist1 = &v_h1[0]
     s.hist2 = &v_h2[0]
     s.hist_n = &v_hist_n[0]
     s.mf.calc_time = int(state.calc_time)
+    s.mf.total_usage = float(state.total_usage)
+    s.mf.users_at_calc = int(state.users_at_calc)
     order_out = np.empty(n_pend, dtype=np.int64)
     started_out = None
     try:
@@ -321,12 +333,15 @@ def plan(now, cluster, running, pending, policy, state=None):
             schedule_pass(&s)
         started_out = np.array([s.started[k] - n_run for k in range(s.n_started)], dtype=np.int64)
         calc_time = s.mf.calc_time
+        total_usage = s.mf.total_usage
+        users_at_calc = s.mf.users_at_calc
     finally:
         sched_release(&s)
     if policy.order == "multifactor" and calc_time != state.calc_time:
         state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
         state.accrued = {}
-        state.fairshare = {u: float(fairshare[i]) for i, u in enumerate(users_list)}
+        state.total_usage = float(total_usage)
+        state.users_at_calc = int(users_at_calc)
         state.calc_time = int(calc_time)
     pend_resv = resv_first[n_run:].copy()
     pend_bf = backfilled[n_run:].copy()

@@ -19,6 +19,8 @@ cdef struct mf_t:
     simtime_t calc_period      # seconds; priorities are recomputed when t // calc_period changes
     bint is_favor_small        # size factor favours small (True) or large (False) jobs
     simtime_t calc_time        # seconds; time of the last calculation, -1 before the first
+    double total_usage         # processor-seconds; all users' decayed usage at that calculation
+    intp_t users_at_calc       # users seen at that calculation (equal shares 1 / users_at_calc)
 
 
 cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime_t est,
@@ -74,13 +76,11 @@ cdef inline bint mf_needs_calc(const mf_t* mf, simtime_t now) noexcept nogil:
 
 
 cdef inline void mf_recalc_usage(mf_t* mf, simtime_t now, intp_t n_users, intp_t n_seen,
-                                 double* usage, simtime_t* accrued,
-                                 double* fairshare) noexcept nogil:
-    """Decay every user's usage to ``now``, add what accrued since the last calculation,
-    and recompute the fair-share factors 2 ** -((usage_u / total) * n_seen).
-
-    ``accrued`` (processor-seconds, exact integers) is reset to 0.  Users are walked in
-    increasing user id so the total is summed in one fixed order."""
+                                 double* usage, simtime_t* accrued) noexcept nogil:
+    """Decay every user's usage to ``now`` and add what accrued since the last calculation
+    (``accrued``, exact integer processor-seconds, is reset to 0); record the total and the
+    users seen for the fair-share factors.  Users are walked in increasing user id so the
+    total is summed in one fixed order."""
     cdef double decay = 1.0
     cdef double total = 0.0
     cdef intp_t u
@@ -90,12 +90,17 @@ cdef inline void mf_recalc_usage(mf_t* mf, simtime_t now, intp_t n_users, intp_t
         usage[u] = usage[u] * decay + <double> accrued[u]
         accrued[u] = 0
         total = total + usage[u]
-    for u in range(n_users):
-        if total > 0.0:
-            fairshare[u] = pow(2.0, -((usage[u] / total) * <double> n_seen))
-        else:
-            fairshare[u] = 1.0
+    mf.total_usage = total
+    mf.users_at_calc = n_seen
     mf.calc_time = now
+
+
+cdef inline double mf_fairshare(const mf_t* mf, double usage) noexcept nogil:
+    """The fair-share factor of a user with this decayed usage at the last calculation:
+    2 ** -((usage / total) * users), 1 when nobody has used anything."""
+    if mf.total_usage > 0.0:
+        return pow(2.0, -((usage / mf.total_usage) * <double> mf.users_at_calc))
+    return 1.0
 
 
 cdef inline double mf_priority(const mf_t* mf, simtime_t now, simtime_t submit, procs_t n,

@@ -5,12 +5,12 @@
 # sorted by (expected end, index); the waiting queue is an array of job indices in queue
 # order.  No Python object per job or per event.
 from libc.stdlib cimport malloc, free as c_free, qsort
-from libc.string cimport memmove
+from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT)
 from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
-                       mf_needs_calc, mf_recalc_usage, mf_priority)
+                       mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
 
 
@@ -61,7 +61,6 @@ cdef struct sched_t:
     intp_t n_seen             # users with an arrived job (multifactor shares 1 / n_seen)
     double* usage             # decayed usage (processor-seconds) at the last calculation
     simtime_t* accrued        # processor-seconds completed since the last calculation
-    double* fairshare         # fair-share factor from the last calculation
     simtime_t* hist1          # predict: last completed runtime (seconds)
     simtime_t* hist2          # predict: the one before (seconds)
     int32_t* hist_n           # predict: completed runs recorded
@@ -74,6 +73,8 @@ cdef struct sched_t:
     intp_t n_wait             # waiting jobs
     intp_t n_sorted           # queue-ordered prefix; the rest arrived since the last pass
     qent_t* qtmp              # scratch for sorting the queue
+    qent_t* qtmp2             # merge buffer for that sort
+    intp_t* runs              # run boundaries for that sort (n_jobs + 1)
     rent_t* rtmp              # scratch for the conservative re-plan order
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
@@ -211,10 +212,63 @@ cdef inline bint qent_before(const qent_t* a, const qent_t* b) noexcept nogil:
     return a.id < b.id
 
 
-cdef inline int _qent_cmp(const void* a, const void* b) noexcept nogil:
-    if (<const qent_t*> a).id == (<const qent_t*> b).id:
-        return 0
-    return -1 if qent_before(<const qent_t*> a, <const qent_t*> b) else 1
+cdef inline void _qent_merge(const qent_t* src, qent_t* dst, intp_t lo, intp_t mid,
+                             intp_t hi) noexcept nogil:
+    """Merge the sorted runs src[lo:mid] and src[mid:hi] into dst[lo:hi]."""
+    cdef intp_t i = lo
+    cdef intp_t j = mid
+    cdef intp_t k = lo
+    while i < mid and j < hi:
+        if qent_before(&src[j], &src[i]):
+            dst[k] = src[j]
+            j += 1
+        else:
+            dst[k] = src[i]
+            i += 1
+        k += 1
+    if i < mid:
+        memcpy(dst + k, src + i, (mid - i) * sizeof(qent_t))
+    elif j < hi:
+        memcpy(dst + k, src + j, (hi - j) * sizeof(qent_t))
+
+
+cdef inline void qent_sort(qent_t* a, qent_t* tmp, intp_t* runs, intp_t n) noexcept nogil:
+    """Natural merge sort by (key, submit, index): O(n) on an already ordered queue (the
+    previous pass's order is the input), O(n log n) at worst.  ``tmp`` holds n entries,
+    ``runs`` n + 1 indices."""
+    cdef intp_t i, k, r, nr
+    cdef qent_t* src = a
+    cdef qent_t* dst = tmp
+    cdef qent_t* swap
+    if n < 2:
+        return
+    r = 0
+    runs[0] = 0
+    for i in range(1, n):
+        if qent_before(&a[i], &a[i - 1]):
+            r += 1
+            runs[r] = i
+    r += 1
+    runs[r] = n
+    while r > 1:
+        nr = 0
+        k = 0
+        while k + 1 < r:
+            _qent_merge(src, dst, runs[k], runs[k + 1], runs[k + 2])
+            runs[nr] = runs[k]
+            nr += 1
+            k += 2
+        if k < r:
+            memcpy(dst + runs[k], src + runs[k], (runs[k + 1] - runs[k]) * sizeof(qent_t))
+            runs[nr] = runs[k]
+            nr += 1
+        runs[nr] = n
+        r = nr
+        swap = src
+        src = dst
+        dst = swap
+    if src != a:
+        memcpy(a, src, n * sizeof(qent_t))
 
 
 cdef inline void queue_sort(sched_t* s) noexcept nogil:
@@ -225,7 +279,7 @@ cdef inline void queue_sort(sched_t* s) noexcept nogil:
         s.qtmp[i].key = s.key[j]
         s.qtmp[i].submit = s.submit[j]
         s.qtmp[i].id = j
-    qsort(s.qtmp, s.n_wait, sizeof(qent_t), _qent_cmp)
+    qent_sort(s.qtmp, s.qtmp2, s.runs, s.n_wait)
     for i in range(s.n_wait):
         s.wait[i] = s.qtmp[i].id
     s.n_sorted = s.n_wait
@@ -277,11 +331,11 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
     if s.order == ORDER_MULTIFACTOR:
         if mf_needs_calc(&s.mf, s.now):
             accrue_running(s)
-            mf_recalc_usage(&s.mf, s.now, s.n_users, s.n_seen, s.usage, s.accrued, s.fairshare)
+            mf_recalc_usage(&s.mf, s.now, s.n_users, s.n_seen, s.usage, s.accrued)
             for i in range(s.n_wait):
                 j = s.wait[i]
                 s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
-                                        s.fairshare[s.user[j]], s.qp[j])
+                                        mf_fairshare(&s.mf, s.usage[s.user[j]]), s.qp[j])
                 s.key[j] = -s.prio[j]
             full = True
         else:
@@ -289,7 +343,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
                 j = s.wait[i]
                 if s.prio[j] != s.prio[j]:    # NaN: arrived since the last pass
                     s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
-                                            s.fairshare[s.user[j]], s.qp[j])
+                                            mf_fairshare(&s.mf, s.usage[s.user[j]]), s.qp[j])
                     s.key[j] = -s.prio[j]
     else:
         full = full or order_is_time_dependent(s.order) or (
@@ -326,6 +380,8 @@ cdef inline int sched_set_policy(sched_t* s, object policy) except -1:
     s.mf.calc_period = int(mf.calc_period)
     s.mf.is_favor_small = mf.size_favor == "small"
     s.mf.calc_time = -1
+    s.mf.total_usage = 0.0
+    s.mf.users_at_calc = 0
     return 0
 
 
@@ -337,6 +393,8 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.run_tmp = <run_t*> malloc(cap * sizeof(run_t))
     s.wait = <intp_t*> malloc(cap * sizeof(intp_t))
     s.qtmp = <qent_t*> malloc(cap * sizeof(qent_t))
+    s.qtmp2 = <qent_t*> malloc(cap * sizeof(qent_t))
+    s.runs = <intp_t*> malloc((cap + 1) * sizeof(intp_t))
     s.rtmp = <rent_t*> malloc(cap * sizeof(rent_t))
     s.started = <intp_t*> malloc(cap * sizeof(intp_t))
     s.started_pos = <intp_t*> malloc(cap * sizeof(intp_t))
@@ -345,6 +403,7 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.n_sorted = 0
     s.n_started = 0
     if (s.run == NULL or s.run_tmp == NULL or s.wait == NULL or s.qtmp == NULL
+            or s.qtmp2 == NULL or s.runs == NULL
             or s.rtmp == NULL or s.started == NULL or s.started_pos == NULL):
         raise MemoryError("scheduler state")
     profile_init(&s.prof, 64)
@@ -357,6 +416,8 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     c_free(s.run_tmp)
     c_free(s.wait)
     c_free(s.qtmp)
+    c_free(s.qtmp2)
+    c_free(s.runs)
     c_free(s.rtmp)
     c_free(s.started)
     c_free(s.started_pos)
@@ -364,6 +425,8 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     s.run_tmp = NULL
     s.wait = NULL
     s.qtmp = NULL
+    s.qtmp2 = NULL
+    s.runs = NULL
     s.rtmp = NULL
     s.started = NULL
     s.started_pos = NULL

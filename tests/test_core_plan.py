@@ -164,3 +164,33 @@ def test_plan_accepts_cluster_object_and_dataframes():
     assert d.start.tolist() == [0]
     assert d.reservation.tolist() == [-1, 10]
     assert d.order.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("order", ["fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1"])
+def test_plan_order_is_sorted_by_key_submit_index(order):
+    from malleo._core.priority import queue_keys
+    rng = np.random.default_rng(7)
+    n = 3000
+    submit = np.sort(rng.integers(0, 5000, n))
+    request = rng.choice([0, 1, 60, 600, 3600], n)          # many ties
+    procs = rng.choice([1, 2, 4, 64], n).astype(np.int32)
+    running = {"procs": [], "start": [], "est": [], "request": []}
+    d = plan(6000, 64, running, {"submit": submit, "procs": procs, "request": request},
+             Policy(order=order, backfill="none"))
+    keys = queue_keys(order, 6000, submit, request, procs)
+    expected = sorted(range(n), key=lambda i: (keys[i], submit[i], i))
+    assert d.order.tolist() == expected
+
+
+def test_plan_state_fairshare():
+    state = PlanState()
+    assert state.fairshare(1) == 1.0
+    state.record_completion(1, 4, 0, 10)     # 40 processor-seconds
+    state.record_completion(2, 1, 0, 10)     # 10
+    d = plan(10, 4, {"procs": [], "start": [], "est": [], "request": []},
+             {"submit": [10], "procs": [1], "request": [5], "user": [3]},
+             Policy(order="multifactor"), state)
+    s = d.state
+    assert (s.total_usage, s.users_at_calc) == (50.0, 3)
+    assert s.fairshare(1) == 2.0 ** -((40.0 / 50.0) * 3)
+    assert s.fairshare(3) == 1.0
