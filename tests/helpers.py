@@ -1,7 +1,7 @@
 """Helpers shared by the oracle, differential and property tests.
 
 Times are integer seconds, sizes processors.  Nothing here imports ``malleo._core`` at
-module level: the core is looked up by :func:`core_simulate_or_skip` at call time, so the
+module level: the core is looked up by :func:`core_simulate` at call time, so the
 oracle's own tests run even when the extension is not built.
 """
 from __future__ import annotations
@@ -24,20 +24,16 @@ def trace_paths() -> list[Path]:
     return sorted(TRACES.glob("*.swf.gz")) if TRACES.is_dir() else []
 
 
-def core_simulate_or_skip():
-    """``malleo._core.simulate``, or a loud skip naming what is missing.
+def core_simulate():
+    """``malleo._core.simulate``; a test failure naming the build command if it is missing.
 
-    The skip says how to build the core, so a CI log showing it cannot be mistaken for a
-    pass.  Set ``MALLEO_REQUIRE_CORE=1`` to turn the skip into a failure.
+    The core exists now, so a missing extension is a broken build, never a reason to skip.
     """
     try:
         from malleo._core import simulate
     except ImportError as exc:
-        reason = (f"malleo._core.simulate is not importable ({exc}); build it with "
-                  "`python setup.py build_ext --inplace` - differential tests NOT RUN")
-        if os.environ.get("MALLEO_REQUIRE_CORE", "") not in ("", "0"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        pytest.fail(f"malleo._core.simulate is not importable ({exc}); build it with "
+                    "`python setup.py build_ext --inplace`")
     return simulate
 
 
@@ -48,7 +44,7 @@ def core_run(workload, order: str, backfill: str, est_mode: str, **knobs) -> dic
     """
     from malleo.policy import Policy
 
-    simulate = core_simulate_or_skip()
+    simulate = core_simulate()
     n = len(workload.submit)
     policy = Policy(order=order, backfill=backfill, estimate=est_mode, **knobs)
     result = simulate(

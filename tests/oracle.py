@@ -326,10 +326,6 @@ class _Profile:
     def __init__(self, now: int, free: int):
         self.steps = [[now, free]]
 
-    def free_at(self, time: int) -> int:
-        i = bisect.bisect_right(self.steps, [time, float("inf")]) - 1
-        return self.steps[i][1]
-
     def split(self, time: int) -> int:
         """Make ``time`` a step boundary; return its index."""
         i = bisect.bisect_left(self.steps, [time, -float("inf")])

@@ -29,11 +29,6 @@ class Workload:
     def __len__(self) -> int:
         return len(self.submit)
 
-    @property
-    def is_estimate_covering(self) -> bool:
-        """Every request is at least the runtime (what the replay driver guarantees)."""
-        return all(e >= r for e, r in zip(self.estimate, self.runtime))
-
 
 GAPS = st.sampled_from([0, 0, 0, 0, 1, 2, 3, 5, 10, 30])
 """Seconds between consecutive submits: ties most of the time."""

@@ -5,8 +5,7 @@
 they must give identical start times, end times, first reservations and backfilled
 flags, on generated workloads and on the head of every real trace.
 
-Skips loudly (naming the build command) while the core is not built; set
-``MALLEO_REQUIRE_CORE=1`` to make that a failure instead.
+They fail (naming the build command) when the core is not built.
 """
 import pytest
 from hypothesis import given, settings
