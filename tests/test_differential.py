@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import EXAMPLES, TraceHead, core_run, first_mismatch, oracle_run, trace_paths
-from oracle import ORACLE_BACKFILLS
+from oracle import ORACLE_BACKFILLS, ORACLE_ESTIMATES, ORACLE_ORDERS
 from strategies import estimate_modes, orders, workloads
 
 KEYS = ("start", "end", "reservation", "backfilled")
@@ -33,10 +33,16 @@ def assert_same_schedule(workload, order, backfill, est_mode, **knobs):
         f"oracle {mismatch[2]}, core {mismatch[3]}")
 
 
+PER_POLICY = max(EXAMPLES // 5, 5)
+"""Examples per (order, backfill, estimate) combination: every combination is run."""
+
+
+@pytest.mark.parametrize("est_mode", ORACLE_ESTIMATES)
 @pytest.mark.parametrize("backfill", [b for b in ORACLE_BACKFILLS if b != "slurm"])
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(workload=workloads(), order=orders, est_mode=estimate_modes)
-def test_core_matches_oracle_on_generated_workloads(backfill, workload, order, est_mode):
+@pytest.mark.parametrize("order", ORACLE_ORDERS)
+@settings(max_examples=PER_POLICY, deadline=None)
+@given(workload=workloads())
+def test_core_matches_oracle_on_generated_workloads(order, backfill, est_mode, workload):
     """The core's schedule matches the reference definition, for every order and
     estimate source, including requests below runtimes (expected-end extension)."""
     assert_same_schedule(workload, order, backfill, est_mode)
@@ -51,9 +57,11 @@ def test_core_matches_oracle_on_longer_queues(backfill, workload, order, est_mod
     assert_same_schedule(workload, order, backfill, est_mode)
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(workload=workloads(), order=orders, est_mode=estimate_modes, knobs=slurm_knobs)
-def test_core_matches_oracle_slurm_backfill(workload, order, est_mode, knobs):
+@pytest.mark.parametrize("est_mode", ORACLE_ESTIMATES)
+@pytest.mark.parametrize("order", ORACLE_ORDERS)
+@settings(max_examples=PER_POLICY, deadline=None)
+@given(workload=workloads(), knobs=slurm_knobs)
+def test_core_matches_oracle_slurm_backfill(order, est_mode, workload, knobs):
     """Slurm's bounded backfill in the core matches the reference definition for any
     reservation budget, window and time resolution."""
     assert_same_schedule(workload, order, "slurm", est_mode, **knobs)
