@@ -29,6 +29,7 @@ from malleo.policy import Policy
 
 NODES = 16
 SCALE = 10
+OUTAGE = 12
 EASY = Policy(order="fcfs", backfill="easy")
 SEED = 1265
 
@@ -260,6 +261,9 @@ def test_restarted_agent_rebuilds_from_slurm(quiet_cluster, tmp_path, slurm_jobs
 
 @pytest.mark.slurm
 def test_slurmctld_restart_under_the_agent(quiet_cluster, policy_file, tmp_path, slurm_jobs):
+    """slurmctld stopped for OUTAGE seconds under a running agent.  Longer than the ~9 s
+    Slurm's commands keep retrying an unreachable controller, so a cycle caught in flight
+    fails too instead of just waiting the outage out."""
     directory = quiet_cluster.directory or str(Path(quiet_cluster.conf).parent.parent)
     if not (Path(directory) / ".malleo-local-slurm").exists():
         pytest.skip("the cluster was not started by local-slurm.sh; cannot restart its slurmctld")
@@ -272,7 +276,7 @@ def test_slurmctld_restart_under_the_agent(quiet_cluster, policy_file, tmp_path,
         agent.wait_for(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
         restart = subprocess.run(
             ["bash", str(Path(__file__).parent.parent / "slurm-docker" / "local-slurm.sh"),
-             "restart-controller", "--down-for", "3", "--dir", directory],
+             "restart-controller", "--down-for", str(OUTAGE), "--dir", directory],
             capture_output=True, text=True, timeout=120)
         assert restart.returncode == 0, restart.stderr
         failed = agent.wait_for(lambda: agent.events("cycle_failed"), 30,
