@@ -1,0 +1,166 @@
+"""The API a malleable mpi4py application calls: :func:`restore` at start, :func:`check` at its
+safe points.
+
+Mechanism (see docs/malleable.md for why): stop and relaunch. When the agent answers expand or
+shrink, :func:`check` gathers the block-distributed arrays on rank 0, writes them with the
+replicated values to a checkpoint in the job's state directory, records the requested node
+count and returns the action; the application then returns from its main loop and ends the
+MPI step. The launcher (:mod:`malleo.plugin.malleable.launch`) resizes the Slurm job and starts
+the step again at the new size, where :func:`restore` scatters the arrays over the new ranks.
+
+Environment (set by the launcher): ``MALLEO_STATE_DIR`` (checkpoint directory),
+``MALLEO_NODES`` (nodes of this step), ``MALLEO_PERIOD`` (check-in period, seconds),
+``SLURM_JOB_ID``, and ``MALLEO_RECONFIG_SOCKET`` (the endpoint, default
+``/run/malleo/reconfig.sock``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from malleo.plugin.malleable import blocks, protocol
+
+CHECKPOINT = "checkpoint.npz"
+REQUEST = "resize.json"
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the agent decided at a check-in.
+
+    Attributes:
+        kind: "none", "expand" or "shrink".
+        nodes: node count after the change (the current count for "none").
+    """
+
+    kind: str = "none"
+    nodes: int = 0
+
+    @property
+    def is_resize(self) -> bool:
+        """True for expand and shrink: the caller must end its step now."""
+        return self.kind in ("expand", "shrink")
+
+
+@dataclass
+class State:
+    """An application's state at a safe point.
+
+    Attributes:
+        arrays: name -> this rank's block of rows of a 2-D float64 array, distributed as in
+            :mod:`malleo.plugin.malleable.blocks`.
+        shapes: name -> the global (rows, columns) of each array.
+        values: replicated values (the same on every rank; JSON-serialisable), e.g. the
+            iteration number.
+    """
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    shapes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+
+
+class _Clock:
+    """Rank 0's rate limit: at most one question per period."""
+
+    last_ask = time.monotonic()
+
+
+def _log(message: str) -> None:
+    print(f"malleo: {message}", file=sys.stderr, flush=True)
+
+
+def state_dir() -> Path | None:
+    """The job's state directory, None outside the launcher."""
+    path = os.environ.get("MALLEO_STATE_DIR")
+    return Path(path) if path else None
+
+
+def _ask_agent() -> Action:
+    job_id = int(os.environ.get("SLURM_JOB_ID", "0") or 0)
+    nodes = int(os.environ.get("MALLEO_NODES") or os.environ.get("SLURM_JOB_NUM_NODES") or 0)
+    if job_id <= 0 or nodes <= 0:
+        return Action("none", nodes)
+    path = os.environ.get(protocol.SOCKET_ENV, protocol.DEFAULT_SOCKET)
+    try:
+        kind, target = protocol.ask(path, job_id, nodes)
+    except protocol.Refused as exc:
+        _log(f"job {job_id}: the agent refused: {exc}")
+        return Action("none", nodes)
+    except (OSError, ValueError) as exc:
+        _log(f"job {job_id}: no answer from {path}: {exc}")
+        return Action("none", nodes)
+    return Action(kind, target)
+
+
+def check(comm, state: State, *, period: float | None = None) -> Action:
+    """Ask the agent (at most once per ``period`` seconds) whether to expand or shrink.
+
+    Collective over ``comm``: rank 0 asks, every rank gets the same answer. Between two
+    questions it costs one broadcast and no Slurm call. On expand or shrink it checkpoints
+    ``state`` and records the request for the launcher before returning; the caller must then
+    end its step (return from main). Outside the launcher (no ``MALLEO_STATE_DIR``) it always
+    answers none.
+
+    Args:
+        comm: an mpi4py communicator spanning the step.
+        state: the state to hand over if the job is resized.
+        period: seconds between questions; default ``MALLEO_PERIOD`` (from the job's
+            declaration), else 30.
+
+    Returns:
+        :class:`Action`.
+    """
+    action = None
+    if comm.rank == 0:
+        action = Action("none", 0)
+        every = period if period is not None else float(os.environ.get("MALLEO_PERIOD", 30))
+        if state_dir() is not None and time.monotonic() - _Clock.last_ask >= every:
+            _Clock.last_ask = time.monotonic()
+            action = _ask_agent()
+    action = comm.bcast(action, root=0)
+    if action.is_resize:
+        save(comm, state, action)
+    return action
+
+
+def save(comm, state: State, action: Action) -> None:
+    """Checkpoint ``state`` to the state directory and record ``action`` (collective)."""
+    whole = {name: blocks.gather(comm, state.arrays[name], state.shapes[name][0])
+             for name in sorted(state.arrays)}
+    if comm.rank != 0:
+        return
+    directory = state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {"values": state.values, "shapes": {k: list(v) for k, v in state.shapes.items()}}
+    tmp = directory / (CHECKPOINT + ".tmp.npz")
+    np.savez(tmp, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **whole)
+    os.replace(tmp, directory / CHECKPOINT)
+    req = directory / (REQUEST + ".tmp")
+    req.write_text(json.dumps({"action": action.kind, "nodes": action.nodes}))
+    os.replace(req, directory / REQUEST)
+
+
+def restore(comm) -> State | None:
+    """The state the previous step checkpointed, redistributed over ``comm`` (collective);
+    None when there is none (first step of the job, or outside the launcher)."""
+    meta = None
+    whole: dict[str, np.ndarray] = {}
+    if comm.rank == 0:
+        directory = state_dir()
+        path = directory / CHECKPOINT if directory is not None else None
+        if path is not None and path.exists():
+            with np.load(path) as data:
+                meta = json.loads(bytes(data["__meta__"]).decode())
+                whole = {k: data[k] for k in data.files if k != "__meta__"}
+    meta = comm.bcast(meta, root=0)
+    if meta is None:
+        return None
+    shapes = {k: tuple(v) for k, v in meta["shapes"].items()}
+    arrays = {name: blocks.scatter(comm, whole.get(name), shapes[name]) for name in sorted(shapes)}
+    return State(arrays=arrays, shapes=shapes, values=meta["values"])

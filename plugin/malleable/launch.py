@@ -1,0 +1,112 @@
+"""Run a malleable MPI application inside its Slurm batch job, relaunching it at each resize.
+
+    python -m malleo.plugin.malleable.launch [--ranks-per-node R] [--step-timeout S]
+        [--expand-timeout S] [--state-dir DIR] -- COMMAND [ARGS...]
+
+Each step is ``srun --mpi=pmix -N n -n n*R --nodelist=<the job's nodes> COMMAND`` under a
+timeout. When a step ends having recorded a resize request (see
+:mod:`malleo.plugin.malleable.client`), the launcher resizes the Slurm job
+(:mod:`~malleo.plugin.malleable.slurm_resize`) and starts the next step on the nodes Slurm then
+reports; a resize that fails leaves the job on its old nodes and the next step restores the
+same checkpoint there. It prints one line per step, ``malleo: step K: N nodes LIST``: the job's
+own log of its node counts.
+
+Exit status: 0 when a step ends without a request; the step's status when it fails; 124 when
+a step exceeds its timeout; 2 for bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from malleo.plugin.backends import hostlist
+from malleo.plugin.malleable import client, slurm_resize, spec
+
+
+def _say(message: str) -> None:
+    print(f"malleo: {message}", flush=True)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m malleo.plugin.malleable.launch",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks-per-node", type=int, default=1)
+    parser.add_argument("--step-timeout", type=float, default=3600.0,
+                        help="seconds one MPI step may run (failed spawns hang)")
+    parser.add_argument("--expand-timeout", type=int, default=20,
+                        help="seconds an expander allocation may wait for nodes")
+    parser.add_argument("--state-dir", default=None,
+                        help="checkpoint directory (default: $SLURM_SUBMIT_DIR/malleo-$SLURM_JOB_ID)")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.command and args.command[0] == "--":
+        args.command = args.command[1:]
+    if not args.command:
+        parser.error("give the application's command after --")
+    if args.ranks_per_node < 1:
+        parser.error("--ranks-per-node must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    job_id = int(os.environ.get("SLURM_JOB_ID", "0") or 0)
+    if job_id <= 0:
+        print("malleo launch: SLURM_JOB_ID is not set: run me inside a Slurm batch job",
+              file=sys.stderr)
+        return 2
+    record = slurm_resize.job_record(job_id)
+    try:
+        declared = spec.parse(record.get("Comment"))
+    except spec.SpecError as exc:
+        print(f"malleo launch: {exc}", file=sys.stderr)
+        return 2
+    base = os.environ.get("SLURM_SUBMIT_DIR", os.getcwd())
+    state = Path(args.state_dir or Path(base) / f"malleo-{job_id}")
+    state.mkdir(parents=True, exist_ok=True)
+    nodes = slurm_resize.node_list(job_id)
+    step = 0
+    while True:
+        step += 1
+        names = hostlist.compress(nodes)
+        _say(f"step {step}: {len(nodes)} nodes {names}")
+        env = dict(os.environ, MALLEO_STATE_DIR=str(state), MALLEO_NODES=str(len(nodes)),
+                   SLURM_JOB_NODELIST=names, SLURM_NODELIST=names,
+                   SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NNODES=str(len(nodes)))
+        if declared is not None:
+            env["MALLEO_PERIOD"] = str(declared.period)
+        argv = ["srun", "--mpi=pmix", f"--nodes={len(nodes)}",
+                f"--ntasks={len(nodes) * args.ranks_per_node}", f"--nodelist={names}",
+                *args.command]
+        try:
+            rc = subprocess.run(argv, env=env, timeout=args.step_timeout).returncode
+        except subprocess.TimeoutExpired:
+            _say(f"step {step}: no end within {args.step_timeout:g} s; stopping")
+            return 124
+        request_path = state / client.REQUEST
+        if rc != 0:
+            _say(f"step {step}: exit status {rc}")
+            return rc
+        if not request_path.exists():
+            _say(f"step {step}: done")
+            return 0
+        request = json.loads(request_path.read_text())
+        request_path.unlink()
+        target = int(request["nodes"])
+        try:
+            if target < len(nodes):
+                nodes = slurm_resize.shrink(job_id, target)
+            elif target > len(nodes):
+                nodes = slurm_resize.expand(job_id, target - len(nodes), args.expand_timeout)
+            _say(f"{request['action']} to {target} nodes: now {len(nodes)} nodes")
+        except slurm_resize.ResizeError as exc:
+            _say(f"{request['action']} to {target} nodes failed, staying on {len(nodes)}: {exc}")
+            nodes = slurm_resize.node_list(job_id)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The malleable client library without Slurm: the job declaration, block distribution,
+protocol lines, and check()/restore() on one rank (mpi4py's COMM_SELF)."""
+import json
+import socket
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from helpers import EXAMPLES
+from malleo.plugin.malleable import blocks, protocol, spec
+
+
+def test_spec_round_trip_and_absence():
+    m = spec.Malleability(1, 8, 30)
+    assert m.comment() == "malleo:min=1,max=8,period=30"
+    assert spec.parse(m.comment()) == m
+    assert spec.parse(None) is None and spec.parse("") is None
+    assert spec.parse("my own comment") is None
+
+
+@pytest.mark.parametrize("comment, word", [
+    ("malleo:min=1,max=8", "missing period"),
+    ("malleo:min=3,max=2,period=5", "1 <= min <= max"),
+    ("malleo:min=0,max=2,period=5", "1 <= min <= max"),
+    ("malleo:min=1,max=2,period=0", "period must be"),
+    ("malleo:min=1,max=2,period=5,min=1", "given twice"),
+    ("malleo:min=1,max=x,period=5", "not a whole number"),
+    ("malleo:min=1,max=2,period=5,cores=4", "not min="),
+    ("malleo:min=-1,max=2,period=5", "not a whole number"),
+])
+def test_spec_refuses_bad_comments(comment, word):
+    with pytest.raises(spec.SpecError, match=word):
+        spec.parse(comment)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(n=st.integers(0, 500), size=st.integers(1, 40))
+def test_blocks_partition_rows(n, size):
+    c = blocks.counts(n, size)
+    assert sum(c) == n and max(c) - min(c) <= 1
+    ranges = [blocks.row_range(n, size, r) for r in range(size)]
+    assert ranges[0][0] == 0 and ranges[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+
+
+def test_read_line_limits():
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b'{"x":1}\nrest')
+        assert protocol.read_line(b, 100) == b'{"x":1}'
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b"x" * 200)
+        with pytest.raises(ValueError, match="longer than 100"):
+            protocol.read_line(b, 100)
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b"no newline")
+        a.close()
+        with pytest.raises(ValueError, match="closed"):
+            protocol.read_line(b, 100)
+
+
+def _mpi():
+    return pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed (pip install mpi4py)")
+
+
+def test_check_outside_launcher_is_none(monkeypatch):
+    MPI = _mpi()
+    from malleo.plugin import malleable
+    monkeypatch.delenv("MALLEO_STATE_DIR", raising=False)
+    state = malleable.State({"u": np.zeros((4, 4))}, {"u": (4, 4)}, {"iteration": 3})
+    assert malleable.check(MPI.COMM_SELF, state, period=0) == malleable.Action("none", 0)
+    assert malleable.restore(MPI.COMM_SELF) is None
+
+
+def test_check_asks_at_most_once_per_period(monkeypatch, tmp_path):
+    """Rate limit: with a long period only the first call past it reaches the endpoint."""
+    MPI = _mpi()
+    from malleo.plugin import malleable
+    from malleo.plugin.malleable import client
+    asked = []
+    monkeypatch.setenv("MALLEO_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(client, "_ask_agent", lambda: asked.append(1) or client.Action("none", 2))
+    monkeypatch.setattr(client._Clock, "last_ask", time.monotonic() - 7200)
+    state = malleable.State()
+    for _ in range(50):
+        assert not malleable.check(MPI.COMM_SELF, state, period=3600).is_resize
+    assert len(asked) == 1
+
+
+def test_resize_answer_checkpoints_and_restore_hands_it_back(monkeypatch, tmp_path):
+    MPI = _mpi()
+    from malleo.plugin import malleable
+    from malleo.plugin.malleable import client
+    monkeypatch.setenv("MALLEO_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(client, "_ask_agent", lambda: client.Action("expand", 4))
+    monkeypatch.setattr(client._Clock, "last_ask", time.monotonic() - 7200)
+    grid = np.arange(30.0).reshape(6, 5)
+    state = malleable.State({"u": grid}, {"u": (6, 5)}, {"iteration": 17})
+    action = malleable.check(MPI.COMM_SELF, state, period=0)
+    assert action == malleable.Action("expand", 4) and action.is_resize
+    assert json.loads((tmp_path / client.REQUEST).read_text()) == {"action": "expand", "nodes": 4}
+    back = malleable.restore(MPI.COMM_SELF)
+    assert back.values == {"iteration": 17} and back.shapes == {"u": (6, 5)}
+    assert np.array_equal(back.arrays["u"], grid)
+
+
+def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path):
+    """A job whose agent is down or refuses keeps running at its size."""
+    from malleo.plugin.malleable import client
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("MALLEO_NODES", "2")
+    monkeypatch.setenv(protocol.SOCKET_ENV, str(tmp_path / "absent.sock"))
+    assert client._ask_agent() == client.Action("none", 2)
