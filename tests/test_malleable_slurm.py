@@ -1,0 +1,190 @@
+"""Malleable MPI jobs on the real local Slurm with the agent's endpoint (marked slurm and mpi).
+
+The job (examples/heat.py under the malleo launcher) starts on 2 of 16 idle nodes; the endpoint
+expands it; a rigid 14-node job arrives and the endpoint shrinks the malleable job so it can
+start; the solver ends with the same SHA-256 as a fixed-size run. A second test makes the
+expander fail (every other node busy) and checks the job stays on its nodes with its data.
+
+These tests start their own cluster with accounting (local-slurm.sh up --accounting): on Slurm
+22.05 without slurmdbd a job that has been expanded can no longer be updated ("the DB index is
+being set"), so the shrink after an expand needs slurmdbd. They skip without slurmdbd/MariaDB.
+Every MPI step runs under the launcher's --step-timeout, every wait here under a deadline.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from slurm_fixture import SCRIPT, _why_not_startable
+from test_malleable_mpi import heat_result
+
+pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
+
+REPO = Path(__file__).resolve().parent.parent
+HEAT = REPO / "examples" / "heat.py"
+N, ITERS = 32, 800
+
+
+@pytest.fixture(scope="module")
+def dbd_conf():
+    """slurm.conf of a private 16-node cluster with slurmdbd accounting."""
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install mpi4py)")
+    reason = _why_not_startable()
+    missing = [b for b in ("slurmdbd", "mariadbd", "mariadb-install-db", "srun", "salloc")
+               if shutil.which(b) is None and not os.path.exists(f"/usr/sbin/{b}")]
+    if reason or missing:
+        pytest.skip(reason or "accounting or client packages missing (" + ", ".join(missing)
+                    + "): sudo bash slurm-docker/install-deps.sh --accounting")
+    directory = tempfile.mkdtemp(prefix="malleo-malleable-")
+    proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
+                           "--dir", directory], capture_output=True, text=True, timeout=240)
+    exports = [ln for ln in proc.stdout.splitlines() if ln.startswith("export SLURM_CONF=")]
+    try:
+        if proc.returncode != 0 or not exports:
+            pytest.fail(f"local-slurm.sh up --accounting failed:\n{proc.stderr}", pytrace=False)
+        yield exports[-1].split("=", 1)[1]
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
+                       capture_output=True, text=True, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The solver's result at a fixed size (3 ranks, plain mpirun)."""
+    return heat_result(tmp_path_factory.mktemp("fixed"), 3, N, ITERS)
+
+
+@pytest.fixture
+def backend(dbd_conf):
+    from malleo.plugin.backends.cli import CliBackend
+    return CliBackend(conf=dbd_conf)
+
+
+@pytest.fixture
+def jobs(backend):
+    ids = []
+    yield ids
+    for job_id in ids:
+        subprocess.run(["scancel", str(job_id)], env=backend._env, capture_output=True)
+
+
+def socket_dir():
+    directory = tempfile.mkdtemp(prefix="malleo-rc-")
+    os.chmod(directory, 0o755)
+    return directory
+
+
+def submit_malleable(backend, workdir: Path, sock: str, expand_timeout: int) -> int:
+    script = f"""#!/bin/bash
+#SBATCH --comment=malleo:min=1,max=4,period=2
+export OMPI_MCA_btl=self,tcp MALLEO_RECONFIG_SOCKET={sock}
+exec {sys.executable} -m malleo.plugin.malleable.launch --step-timeout 90 \\
+    --expand-timeout {expand_timeout} -- {sys.executable} {HEAT} --n {N} --iters {ITERS} \\
+    --every 10 --delay 0.02 --out result.json
+"""
+    return backend.submit(script=script, nodes=2, time_limit=300, workdir=str(workdir),
+                          output=str(workdir / "job.out"))
+
+
+def wait(predicate, timeout: float, what: str, poll: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    pytest.fail(f"timed out after {timeout:g} s waiting for {what}", pytrace=False)
+
+
+def step_sizes(log: str) -> list[int]:
+    """Node counts of the launcher's steps, in order ("malleo: step K: N nodes LIST")."""
+    return [int(m.group(1)) for m in re.finditer(r"^malleo: step \d+: (\d+) nodes ", log, re.M)]
+
+
+def test_expand_then_shrink_for_a_waiting_job(backend, jobs, tmp_path, reference):
+    from malleo.plugin.reconfig import Endpoint
+
+    directory = socket_dir()
+    seen: list[int] = []                         # NumNodes as scontrol shows it over time
+    with Endpoint(os.path.join(directory, "r.sock"), backend) as ep:
+        job_id = submit_malleable(backend, tmp_path, str(ep.path), expand_timeout=20)
+        jobs.append(job_id)
+
+        def size_is(n):
+            job = backend.job(job_id)
+            if not seen or seen[-1] != job.num_nodes:
+                seen.append(job.num_nodes)
+            assert not job.is_finished, (tmp_path / "job.out").read_text()
+            return job.is_running and job.num_nodes == n
+
+        wait(lambda: size_is(2), 60, "the malleable job to run on 2 nodes")
+        wait(lambda: size_is(4), 60, "the endpoint to expand the job to 4 nodes")
+        rigid = backend.submit(wrap="sleep 5", nodes=14, time_limit=60, output="/dev/null")
+        jobs.append(rigid)
+        wait(lambda: size_is(2) and backend.job(rigid).is_running, 60,
+             "the job to shrink to 2 nodes and the rigid job to start")
+        wait(lambda: backend.job(job_id).is_finished, 120, "the malleable job to end")
+    os.rmdir(directory)
+
+    job, rigid_job = backend.job(job_id), backend.job(rigid)
+    log = (tmp_path / "job.out").read_text()
+    assert job.state == "COMPLETED", log
+    assert seen[:3] == [2, 4, 2], seen
+    sizes = step_sizes(log)
+    assert sizes[:3] == [2, 4, 2], log
+    assert rigid_job.start_time <= job.end_time
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["sha256"] == reference["sha256"] and result["iterations"] == ITERS
+
+
+def test_failed_expand_keeps_the_job_on_its_nodes(backend, jobs, tmp_path, reference):
+    """Every other node is busy: the expander never starts, is withdrawn after 4 s, and the
+    job goes on with 2 nodes, its grid intact; Slurm and the endpoint agree on 2 nodes."""
+    from malleo.plugin.reconfig import Decision, Endpoint
+
+    filler = backend.submit(wrap="sleep 300", nodes=14, time_limit=10, output="/dev/null")
+    jobs.append(filler)
+    wait(lambda: backend.job(filler).is_running, 60, "the 14-node filler job to start")
+    answers = []
+
+    def expand_once(backend_, job_id, bounds, nodes, policy):
+        answers.append(nodes)
+        if len(answers) == 1:
+            return Decision("expand", 4, "test: expand although no node is free")
+        return Decision("none", nodes, "test")
+
+    directory = socket_dir()
+    seen = set()
+    with Endpoint(os.path.join(directory, "r.sock"), backend, decide=expand_once) as ep:
+        job_id = submit_malleable(backend, tmp_path, str(ep.path), expand_timeout=4)
+        jobs.append(job_id)
+
+        def finished():
+            job = backend.job(job_id)
+            if job.is_running:
+                seen.add(job.num_nodes)
+            return job.is_finished
+
+        wait(finished, 150, "the malleable job to end")
+        view = ep.view.get(job_id)
+    os.rmdir(directory)
+
+    log = (tmp_path / "job.out").read_text()
+    assert backend.job(job_id).state == "COMPLETED", log
+    assert "expand to 4 nodes failed, staying on 2" in log
+    assert set(step_sizes(log)) == {2} and len(step_sizes(log)) >= 2
+    assert seen == {2}
+    assert len(answers) >= 2 and set(answers) == {2}       # later check-ins report 2 nodes
+    assert view is not None and view.nodes == 2 and view.action == "none"
+    squeue = subprocess.run(["squeue", "--noheader", "--format=%j"], env=backend._env,
+                            capture_output=True, text=True, timeout=30).stdout
+    assert f"malleo-expand-{job_id}" not in squeue
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["sha256"] == reference["sha256"]
