@@ -117,7 +117,7 @@ def test_replay_on_live_slurm_writes_the_observed_csv(slurm_cluster, tmp_path, m
     policy.write_text('backfill = "easy"\n')
     out = tmp_path / "observed.csv"
     monkeypatch.chdir(tmp_path)
-    result = run("slurm", "replay", str(trace), "--time-scale", "100", "--nodes", "16",
+    result = run("slurm", "replay", str(trace), "--time-scale", "200", "--nodes", "16",
                  "-o", str(out), "--timeout", "120", "--config", str(policy),
                  env={"SLURM_CONF": slurm_cluster.conf})
     assert result.exit_code == 0
@@ -128,3 +128,25 @@ def test_replay_on_live_slurm_writes_the_observed_csv(slurm_cluster, tmp_path, m
     assert observed["nodes"].tolist() == [2, 16, 1, 5]
     diff = json.loads(result.output.strip().splitlines()[-1])
     assert diff["not_started"] == []
+
+
+@pytest.mark.slurm
+def test_agent_once_retries_an_unreachable_controller_then_exits_1(slurm_cluster, tmp_path):
+    """The live cluster's slurm.conf pointed at a port nobody listens on: every cycle fails
+    at the controller ping, the agent backs off 1 s then 2 s, and --once gives up (exit 1)."""
+    from pathlib import Path
+
+    conf = tmp_path / "slurm.conf"
+    lines = Path(slurm_cluster.conf).read_text().splitlines()
+    conf.write_text("\n".join("SlurmctldPort=1" if line.startswith("SlurmctldPort=") else line
+                              for line in lines) + "\n")
+    policy = tmp_path / "easy.toml"
+    policy.write_text('backfill = "easy"\n')
+    result = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+                                      "--log-format", "json", "--slurm-conf", str(conf)])
+    assert result.exit_code == 1
+    failed = [json.loads(line) for line in result.output.splitlines()
+              if '"cycle_failed"' in line]
+    assert [f["retry_in"] for f in failed] == [1.0, 2.0, 4.0]
+    assert {f["kind"] for f in failed} == {"slurm_unavailable"}
+    assert "DOWN" in failed[0]["error"] and "\n" not in failed[0]["error"]

@@ -365,7 +365,8 @@ class Agent:
                     failures += 1
                     kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
                     self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
-                    event(self.log, logging.WARNING, "cycle_failed", kind=kind, error=str(exc),
+                    event(self.log, logging.WARNING, "cycle_failed", kind=kind,
+                          error=" ".join(str(exc).replace("*", "").split()),
                           retry_in=backoff, failures=failures)
                 except Exception as exc:  # a bug must not take the scheduler policy down
                     failures += 1
