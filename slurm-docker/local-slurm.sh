@@ -142,12 +142,12 @@ start_accounting() {
     mkdir -p "$dir/db"
     mariadb-install-db --no-defaults --datadir="$dir/db/data" --user=root \
         --auth-root-authentication-method=socket --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 \
-        || die "mariadb-install-db failed: $(tail -5 "$dir/log/mariadb-install.log")"
+        || die "mariadb-install-db failed: $(tail -n 5 "$dir/log/mariadb-install.log")"
     start_daemon mariadbd "$dir/log/mariadbd.out" mariadbd --no-defaults --datadir="$dir/db/data" \
         --socket="$dir/db/mysqld.sock" --port="$db_port" --bind-address=127.0.0.1 --user=root \
         --pid-file="$dir/db/mariadbd.pid" --log-error="$dir/log/mariadbd.log" --skip-name-resolve
     wait_for 30 "MariaDB's socket" test -S "$dir/db/mysqld.sock" \
-        || die "mariadbd did not start: $(tail -5 "$dir/log/mariadbd.log")"
+        || die "mariadbd did not start: $(tail -n 5 "$dir/log/mariadbd.log")"
     mariadb --no-defaults -S "$dir/db/mysqld.sock" -u root -e \
         "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'malleo-local';
          GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" \
@@ -173,7 +173,7 @@ start_accounting() {
     # slurmdbd reads slurmdbd.conf from SLURM_CONF's directory.
     SLURM_CONF="$conf" start_daemon slurmdbd "$dir/log/slurmdbd.out" slurmdbd -D
     wait_for 30 "slurmdbd to answer" dbd_answers \
-        || die "slurmdbd did not come up: $(tail -5 "$dir/log/slurmdbd.log" "$dir/log/slurmdbd.out" 2>/dev/null)"
+        || die "slurmdbd did not come up: $(tail -n 5 "$dir/log/slurmdbd.log" "$dir/log/slurmdbd.out" 2>/dev/null)"
     slurm_env sacctmgr -i add cluster malleo >"$dir/log/sacctmgr.log" 2>&1 \
         || die "sacctmgr add cluster failed: $(cat "$dir/log/sacctmgr.log")"
 }
@@ -235,7 +235,7 @@ do_up() {
         --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
         --seed-file="$dir/munge/munged.seed"
     wait_for 10 "munged's socket" test -S "$dir/munge/munge.socket" \
-        || die "munged did not start: $(tail -3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
+        || die "munged did not start: $(tail -n 3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
 
     if [ "$accounting" = 1 ]; then
         start_accounting "$host" "$((base + nodes + 1))" "$((base + nodes + 2))"
@@ -243,7 +243,7 @@ do_up() {
 
     start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
     wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
-        || die "slurmctld did not come up: $(tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
+        || die "slurmctld did not come up: $(tail -n 5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
 
     for (( n = 1; n <= nodes; n++ )); do
         start_daemon "slurmd-n$n" "$dir/log/slurmd-n$n.out" slurmd -D -f "$conf" -N "n$n"
@@ -339,7 +339,7 @@ do_restart_controller() {
     sleep "$down_for"
     start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
     wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
-        || die "slurmctld did not come back: $(tail -5 "$dir/log/slurmctld.log" 2>/dev/null)"
+        || die "slurmctld did not come back: $(tail -n 5 "$dir/log/slurmctld.log" 2>/dev/null)"
     echo "local-slurm: slurmctld restarted in $dir" >&2
 }
 
@@ -372,7 +372,7 @@ start_host_munged() {
         --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
         --seed-file="$dir/munge/munged.seed"
     wait_for 10 "munged's socket" test -S "$dir/munge/munge.socket" \
-        || die "munged did not start: $(tail -3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
+        || die "munged did not start: $(tail -n 3 "$dir/log/munged.log" "$dir/log/munged.out" 2>/dev/null)"
 }
 
 # This host's copy of the cluster's slurm.conf (the same path on every host: jobs inherit it).
@@ -380,6 +380,10 @@ fetch_shared_conf() {
     wait_for 300 "$shared/slurm.conf and $shared/munge.key from the controller" \
         test -s "$shared/slurm.conf" -a -s "$shared/munge.key" || die "no cluster in $shared"
     cmp -s "$shared/slurm.conf" "$conf" || cp "$shared/slurm.conf" "$conf"
+    # slurm-conf.sh writes a cgroup.conf beside slurm.conf for Slurm >= 24.05.
+    if [ -f "$shared/cgroup.conf" ]; then
+        cmp -s "$shared/cgroup.conf" "$dir/etc/cgroup.conf" || cp "$shared/cgroup.conf" "$dir/etc/cgroup.conf"
+    fi
 }
 
 do_controller() {
@@ -404,11 +408,17 @@ do_controller() {
         mv "$shared/munge.key.tmp" "$shared/munge.key"
     fi
     start_host_munged
+    if [ -f "$dir/etc/cgroup.conf" ]; then
+        cp "$dir/etc/cgroup.conf" "$shared/cgroup.conf.tmp"
+        mv "$shared/cgroup.conf.tmp" "$shared/cgroup.conf"
+    else
+        rm -f "$shared/cgroup.conf"
+    fi
     cp "$conf" "$shared/slurm.conf.tmp"
     mv "$shared/slurm.conf.tmp" "$shared/slurm.conf"
     start_daemon slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
     wait_for 30 "slurmctld to answer 'scontrol ping'" controller_up \
-        || die "slurmctld did not come up: $(tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
+        || die "slurmctld did not come up: $(tail -n 5 "$dir/log/slurmctld.log" "$dir/log/slurmctld.out" 2>/dev/null)"
     echo "local-slurm: controller $host up for compute hosts $compute; config $shared/slurm.conf" >&2
     echo "export SLURM_CONF=$conf"
 }
@@ -432,7 +442,7 @@ do_node() {
     wait_for 120 "the controller to answer 'scontrol ping'" controller_up \
         || die "the controller in $conf does not answer"
     wait_for 60 "node $node_name to be up" node_is_up \
-        || die "node $node_name did not come up: $(tail -5 "$dir/log/slurmd-$node_name.log" 2>/dev/null)"
+        || die "node $node_name did not come up: $(tail -n 5 "$dir/log/slurmd-$node_name.log" 2>/dev/null)"
     echo "local-slurm: node $node_name up" >&2
     echo "export SLURM_CONF=$conf"
 }

@@ -144,7 +144,9 @@ class CliBackend(SlurmBackend):
         return [parse_scontrol.partition(r) for r in parse_scontrol.records(out)]
 
     def all_jobs(self) -> list[Job]:
-        return parse_json.jobs_from_squeue(self._json(["squeue", "--json"]))
+        # --states=all: 24.11's squeue --json applies squeue's default state filter and leaves
+        # out finished jobs (22.05 listed every job and ignores the option).
+        return parse_json.jobs_from_squeue(self._json(["squeue", "--json", "--states=all"]))
 
     def job(self, job_id: int) -> Job:
         out = self._run(["scontrol", "show", "job", "-o", str(int(job_id))])
