@@ -243,3 +243,26 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
         expected = load.expected_schedule(scaled, load_agent_policy(config), nodes)
         diff = load.compare_with_emulator(observed, expected)
         click.echo(json.dumps(diff))
+
+
+@slurm.command(short_help="Serve malleable jobs' expand/shrink questions on a Unix socket.")
+@click.option("--socket", "socket_path", default="/run/malleo/reconfig.sock", show_default=True,
+              envvar="MALLEO_RECONFIG_SOCKET", show_envvar=True, type=click.Path(dir_okay=False),
+              help="Socket the jobs connect to (their MALLEO_RECONFIG_SOCKET).")
+@click.option("--config", default=None, type=click.Path(dir_okay=False, exists=True),
+              envvar="MALLEO_POLICY", show_envvar=True,
+              help="Policy file (queue order of the waiting jobs). [default: the default policy]")
+@_CONF
+def reconfig(socket_path, config, slurm_conf) -> None:
+    """Run the reconfiguration endpoint for malleable jobs (guide: docs/malleable.md).
+
+    Callers are authenticated by SO_PEERCRED and must own the job (or be root); the answer
+    is expand, shrink or none from the DMR rule on the live queue. Stops on SIGINT/SIGTERM.
+    """
+    from malleo.plugin.reconfig.serve import serve_forever
+
+    policy = None
+    if config:
+        from malleo.plugin.agent.loop import load_agent_policy
+        policy = load_agent_policy(config)
+    serve_forever(socket_path, slurm_conf=slurm_conf, policy=policy)

@@ -1,0 +1,79 @@
+"""The reconfiguration endpoint against the real local Slurm: the owner Slurm lists for a
+job decides who may ask (jobs submitted as root and as nobody), forged ids and rigid jobs are
+refused, and a real decision comes from the live queue."""
+import os
+import tempfile
+import time
+
+import pytest
+
+from malleo.plugin.malleable.protocol import ACTIONS
+from reconfig_clients import NOBODY, request, send_as, send_raw
+
+pytestmark = pytest.mark.slurm
+
+MALLEABLE = "--comment=malleo:min=1,max=2,period=5"
+
+
+def running(backend, job_id, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = backend.job(job_id)
+        if job.is_running:
+            return job
+        assert not job.is_finished, f"job {job_id} ended: {job.state} {job.reason}"
+        time.sleep(0.3)
+    pytest.fail(f"job {job_id} did not start within {timeout} s ({job.state}, {job.reason})",
+                pytrace=False)
+
+
+@pytest.fixture
+def endpoint(slurm_cluster):
+    from malleo.plugin.reconfig import Endpoint
+
+    directory = tempfile.mkdtemp(prefix="malleo-reconfig-")
+    os.chmod(directory, 0o755)
+    with Endpoint(os.path.join(directory, "r.sock"), slurm_cluster.backend) as ep:
+        yield ep
+    os.rmdir(directory)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="submitting as nobody and setuid need root")
+def test_owner_check_uses_slurms_owner(slurm_cluster, slurm_jobs, endpoint):
+    backend = slurm_cluster.backend
+    if slurm_cluster.directory:
+        # slurmd runs nobody's batch script from its spool under the cluster's private
+        # directory (mkdtemp: 0700); nobody must be able to traverse it.
+        os.chmod(slurm_cluster.directory, 0o711)
+    mine = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                          workdir="/tmp", extra_args=[MALLEABLE, "--uid=nobody"])
+    roots = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                           extra_args=[MALLEABLE])
+    rigid = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null")
+    slurm_jobs += [mine, roots, rigid]
+    assert running(backend, mine).user_id == NOBODY
+    running(backend, roots), running(backend, rigid)
+
+    ok = send_as(NOBODY, endpoint.path, request(mine, 1))
+    assert ok["ok"] is True and ok["action"] in ACTIONS and 1 <= ok["nodes"] <= 2
+
+    refused = send_as(NOBODY, endpoint.path, request(roots, 1))
+    assert refused["ok"] is False and "only its owner or root" in refused["error"]
+    assert roots not in endpoint.view
+
+    as_root = send_raw(endpoint.path, request(mine, 1))        # root may ask about any job
+    assert as_root["ok"] is True
+
+    forged = send_raw(endpoint.path, request(max(mine, roots, rigid) + 100_000, 1))
+    assert forged["ok"] is False and "no such job" in forged["error"]
+    not_malleable = send_raw(endpoint.path, request(rigid, 1))
+    assert not_malleable["ok"] is False and "not malleable" in not_malleable["error"]
+    stale = send_raw(endpoint.path, request(roots, 2))
+    assert stale["ok"] is False and "Slurm lists 1" in stale["error"]
+    garbage = send_raw(endpoint.path, os.urandom(64).replace(b"\n", b"") + b"\n")
+    assert garbage["ok"] is False and "malformed request" in garbage["error"]
+    assert set(endpoint.view) == {mine}
+    # Nothing was changed in Slurm by any of it.
+    for job_id in (mine, roots, rigid):
+        job = backend.job(job_id)
+        assert job.is_running and job.num_nodes == 1
