@@ -81,13 +81,31 @@ def socket_dir():
     return directory
 
 
-def submit_malleable(backend, workdir: Path, sock: str, expand_timeout: int) -> int:
+CRASH_ONCE = """
+import os, runpy, sys
+from mpi4py import MPI
+comm, marker = MPI.COMM_WORLD, sys.argv.pop(1)
+first = comm.bcast(comm.size == 4 and not os.path.exists(marker))  # first step on 4 nodes
+if first:                                                         # ... where a rank dies
+    if comm.rank == 0:
+        open(marker, "w").close()
+    comm.Barrier()
+    if comm.rank == 3:
+        os._exit(3)
+sys.argv[0] = sys.argv[1]
+del sys.argv[1]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def submit_malleable(backend, workdir: Path, sock: str, expand_timeout: int,
+                     wrapper: str = "") -> int:
     script = f"""#!/bin/bash
 #SBATCH --comment=malleo:min=1,max=4,period=2
 export OMPI_MCA_btl=self,tcp MALLEO_RECONFIG_SOCKET={sock}
 exec {sys.executable} -m malleo.plugin.malleable.launch --step-timeout 90 \\
-    --expand-timeout {expand_timeout} -- {sys.executable} {HEAT} --n {N} --iters {ITERS} \\
-    --every 10 --delay 0.02 --out result.json
+    --expand-timeout {expand_timeout} -- {sys.executable} {wrapper} {HEAT} --n {N} \\
+    --iters {ITERS} --every 10 --delay 0.02 --out result.json
 """
     return backend.submit(script=script, nodes=2, time_limit=300, workdir=str(workdir),
                           output=str(workdir / "job.out"))
@@ -186,5 +204,48 @@ def test_failed_expand_keeps_the_job_on_its_nodes(backend, jobs, tmp_path, refer
     squeue = subprocess.run(["squeue", "--noheader", "--format=%j"], env=backend._env,
                             capture_output=True, text=True, timeout=30).stdout
     assert f"malleo-expand-{job_id}" not in squeue
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["sha256"] == reference["sha256"]
+
+
+def test_rank_dying_after_an_expand_rolls_back(backend, jobs, tmp_path, reference):
+    """A rank dies in the first step on 4 nodes: the launcher shrinks the job back to its 2
+    nodes and restarts from the expand's checkpoint; the result is still exact."""
+    from malleo.plugin.reconfig import Decision, Endpoint
+
+    wrapper = tmp_path / "crash_once.py"
+    wrapper.write_text(CRASH_ONCE)
+    answers = []
+
+    def expand_once(backend_, job_id, bounds, nodes, policy):
+        answers.append(nodes)
+        if len(answers) == 1:
+            return Decision("expand", 4, "test")
+        return Decision("none", nodes, "test")
+
+    directory = socket_dir()
+    seen: list[int] = []
+    with Endpoint(os.path.join(directory, "r.sock"), backend, decide=expand_once) as ep:
+        job_id = submit_malleable(backend, tmp_path, str(ep.path), expand_timeout=20,
+                                  wrapper=f"{wrapper} {tmp_path / 'crashed'}")
+        jobs.append(job_id)
+
+        def finished():
+            job = backend.job(job_id)
+            if job.is_running and (not seen or seen[-1] != job.num_nodes):
+                seen.append(job.num_nodes)
+            return job.is_finished
+
+        wait(finished, 150, "the malleable job to end", poll=0.2)
+        view = ep.view.get(job_id)
+    os.rmdir(directory)
+
+    log = (tmp_path / "job.out").read_text()
+    assert backend.job(job_id).state == "COMPLETED", log
+    assert (tmp_path / "crashed").exists()
+    assert step_sizes(log) == [2, 4, 2], log
+    assert "back to 2 nodes, restarting from the checkpoint" in log
+    assert seen[0] == 2 and seen[-1] == 2
+    assert view is not None and view.nodes == 2 and answers[-1] == 2
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["sha256"] == reference["sha256"]

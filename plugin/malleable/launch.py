@@ -8,7 +8,9 @@ timeout. When a step ends having recorded a resize request (see
 :mod:`malleo.plugin.malleable.client`), the launcher resizes the Slurm job
 (:mod:`~malleo.plugin.malleable.slurm_resize`) and starts the next step on the nodes Slurm then
 reports; a resize that fails leaves the job on its old nodes and the next step restores the
-same checkpoint there. It prints one line per step, ``malleo: step K: N nodes LIST``: the job's
+same checkpoint there. A step that fails right after a resize (a rank dies) is restarted once
+from that checkpoint on the nodes the job had before the resize (an expand is undone by a
+shrink); any other failing step ends the job with its exit status. It prints one line per step, ``malleo: step K: N nodes LIST``: the job's
 own log of its node counts.
 
 Exit status: 0 when a step ends without a request; the step's status when it fails; 124 when
@@ -21,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from malleo.plugin.backends import hostlist
@@ -40,7 +43,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--expand-timeout", type=int, default=20,
                         help="seconds an expander allocation may wait for nodes")
     parser.add_argument("--state-dir", default=None,
-                        help="checkpoint directory (default: $SLURM_SUBMIT_DIR/malleo-$SLURM_JOB_ID)")
+                        help="checkpoint directory, on storage every node shares (default: ./malleo-$SLURM_JOB_ID, "
+                             "in the job's working directory); emptied at start")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -65,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     except spec.SpecError as exc:
         print(f"malleo launch: {exc}", file=sys.stderr)
         return 2
-    base = os.environ.get("SLURM_SUBMIT_DIR", os.getcwd())
-    state = Path(args.state_dir or Path(base) / f"malleo-{job_id}")
+    state = Path(args.state_dir or Path.cwd() / f"malleo-{job_id}")
     state.mkdir(parents=True, exist_ok=True)
+    for stale in (client.CHECKPOINT, client.REQUEST):   # left by an earlier job of this id
+        (state / stale).unlink(missing_ok=True)
     nodes = slurm_resize.node_list(job_id)
+    before: list[str] | None = None       # the nodes before the resize this step starts from
     step = 0
     while True:
         step += 1
@@ -79,33 +85,52 @@ def main(argv: list[str] | None = None) -> int:
                    SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NNODES=str(len(nodes)))
         if declared is not None:
             env["MALLEO_PERIOD"] = str(declared.period)
-        argv = ["srun", "--mpi=pmix", f"--nodes={len(nodes)}",
+        argv = ["srun", "--mpi=pmix", "--kill-on-bad-exit=1", f"--nodes={len(nodes)}",
                 f"--ntasks={len(nodes) * args.ranks_per_node}", f"--nodelist={names}",
                 *args.command]
+        began = time.monotonic()
         try:
             rc = subprocess.run(argv, env=env, timeout=args.step_timeout).returncode
         except subprocess.TimeoutExpired:
             _say(f"step {step}: no end within {args.step_timeout:g} s; stopping")
             return 124
         request_path = state / client.REQUEST
+        _say(f"step {step}: ended after {time.monotonic() - began:.1f} s")
         if rc != 0:
             _say(f"step {step}: exit status {rc}")
-            return rc
+            if before is None or not (state / client.CHECKPOINT).exists():
+                return rc
+            # The step started from a resize's checkpoint and failed (a rank died, a new node
+            # misbehaved): go back to the size before the resize and restart from it.
+            request_path.unlink(missing_ok=True)
+            try:
+                if len(before) < len(nodes):
+                    nodes = slurm_resize.shrink(job_id, len(before))
+            except slurm_resize.ResizeError as exc:
+                _say(f"cannot go back to {len(before)} nodes: {exc}")
+                return rc
+            _say(f"back to {len(nodes)} nodes, restarting from the checkpoint")
+            before = None
+            continue
         if not request_path.exists():
             _say(f"step {step}: done")
             return 0
         request = json.loads(request_path.read_text())
         request_path.unlink()
         target = int(request["nodes"])
+        before = list(nodes)
+        began = time.monotonic()
         try:
             if target < len(nodes):
                 nodes = slurm_resize.shrink(job_id, target)
             elif target > len(nodes):
                 nodes = slurm_resize.expand(job_id, target - len(nodes), args.expand_timeout)
-            _say(f"{request['action']} to {target} nodes: now {len(nodes)} nodes")
+            _say(f"{request['action']} to {target} nodes: now {len(nodes)} nodes "
+                 f"(Slurm side {time.monotonic() - began:.1f} s)")
         except slurm_resize.ResizeError as exc:
             _say(f"{request['action']} to {target} nodes failed, staying on {len(nodes)}: {exc}")
             nodes = slurm_resize.node_list(job_id)
+            before = None
 
 
 if __name__ == "__main__":
