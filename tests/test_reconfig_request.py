@@ -24,6 +24,7 @@ def test_well_formed():
     (b"[1, 2]", "JSON object"),
     (line(version=2), "version"),
     (line(version=True), "version"),
+    (line(version=1.0), "version"),
     (line(op="resize"), "op"),
     (line(job_id="12"), "job_id: must be an integer"),
     (line(job_id=True), "job_id: must be an integer"),

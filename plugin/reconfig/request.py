@@ -55,7 +55,7 @@ def parse(line: bytes) -> Request:
         raise BadRequest("request keys must be exactly " + ", ".join(FIELDS)
                          + (f"; missing {', '.join(missing)}" if missing else "")
                          + (f"; unknown {', '.join(map(repr, extra))}" if extra else ""))
-    if obj["version"] != protocol.VERSION or isinstance(obj["version"], bool):
+    if type(obj["version"]) is not int or obj["version"] != protocol.VERSION:
         raise BadRequest(f"version: only {protocol.VERSION} is understood, got {obj['version']!r}")
     if obj["op"] != "check":
         raise BadRequest(f"op: only 'check' is understood, got {obj['op']!r}")
