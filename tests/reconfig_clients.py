@@ -4,6 +4,7 @@ import json
 import os
 import pwd
 import socket
+import warnings
 
 NOBODY = pwd.getpwnam("nobody").pw_uid
 
@@ -28,9 +29,16 @@ def request(job_id, nodes) -> bytes:
 
 
 def send_as(uid: int, path, data: bytes, timeout: float = 20.0) -> dict:
-    """:func:`send_raw` from a child process running as ``uid`` (needs root)."""
+    """:func:`send_raw` from a child process running as ``uid`` (needs root).
+
+    A forked child, not a new interpreter: this Python may live where ``uid`` cannot read it
+    (/root/.pyenv). The child only drops privileges and talks on the socket, so forking from
+    the test's multi-threaded process (the endpoint's threads) is safe here.
+    """
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # fork with threads: see above
+        pid = os.fork()
     if pid == 0:                                           # child: drop privileges, ask, report
         try:
             os.close(read_fd)
