@@ -13,6 +13,12 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
 from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
 
 
+cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
+    """How long a planned job occupies the profile: its estimate, at least one second (a
+    zero estimate must not let two jobs share processors at one instant)."""
+    return est if est > 0 else 1
+
+
 cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept nogil:
     """Record a planned start: the latest one, and the first one ever."""
     s.resv_cur[j] = when
@@ -78,7 +84,7 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     reservation, ties by queue order), then the others in queue order; each gets the
     earliest start at which it fits for its estimate; those planned now start."""
     cdef intp_t i, q, j, m
-    cdef simtime_t when
+    cdef simtime_t when, hold
     build_profile(s, 1)
     m = 0
     for q in range(head_pos, s.n_wait):
@@ -90,10 +96,10 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     for i in range(m):
         q = s.rtmp[i].pos
         j = s.wait[q]
-        when = profile_earliest(&s.prof, s.now, s.est[j], s.procs[j], 1)
+        hold = hold_time(s.est[j])
+        when = profile_earliest(&s.prof, s.now, hold, s.procs[j], 1)
         give_reservation(s, j, when)
-        # est = 0 occupies nothing (semantics page; see docs/core.md on over-subscription)
-        profile_reserve(&s.prof, when, when + s.est[j], s.procs[j])
+        profile_reserve(&s.prof, when, when + hold, s.procs[j])
         if when == s.now:
             start_job(s, q)
     return 0
@@ -107,19 +113,20 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
     cdef intp_t q, j
-    cdef simtime_t when
+    cdef simtime_t when, hold
     build_profile(s, res)
     for q in range(head_pos, s.n_wait):
         if reserved >= s.bf_max_job_test and s.prof.free[0] == 0:
             break
         j = s.wait[q]
-        if profile_fits(&s.prof, s.now, s.est[j], s.procs[j]):
-            profile_reserve(&s.prof, s.now, s.now + s.est[j], s.procs[j])
+        hold = hold_time(s.est[j])
+        if profile_fits(&s.prof, s.now, hold, s.procs[j]):
+            profile_reserve(&s.prof, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
         elif reserved < s.bf_max_job_test:
-            when = profile_earliest(&s.prof, grid_now, s.est[j], s.procs[j], res)
+            when = profile_earliest(&s.prof, grid_now, hold, s.procs[j], res)
             if when >= 0 and when - s.now <= s.bf_window:
-                profile_reserve(&s.prof, when, when + s.est[j], s.procs[j])
+                profile_reserve(&s.prof, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
                 reserved += 1
     return 0
@@ -160,6 +167,14 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     cdef intp_t head_pos = s.n_wait
     s.n_started = 0
     run_rekey(s)
+    if s.backfill == BACKFILL_CONSERVATIVE:
+        # No first walk: a queue-front job started outside the plan could take processors
+        # that an earlier reservation relies on (then reservations would move later).
+        if s.n_wait > 0:
+            conservative_backfill(s, 0)
+        if s.n_started > 0:
+            drop_started(s)
+        return 0
     for q in range(s.n_wait):
         j = s.wait[q]
         if s.procs[j] > s.free:

@@ -162,7 +162,7 @@ def test_plan_accepts_cluster_object_and_dataframes():
              pd.DataFrame({"submit": [0, 0], "procs": [8, 8], "request": [10, 10]}),
              Policy(backfill="conservative"))
     assert d.start.tolist() == [0]
-    assert d.reservation.tolist() == [-1, 10]
+    assert d.reservation.tolist() == [0, 10]
     assert d.order.tolist() == [0, 1]
 
 
