@@ -77,3 +77,38 @@ def test_owner_check_uses_slurms_owner(slurm_cluster, slurm_jobs, endpoint):
     for job_id in (mine, roots, rigid):
         job = backend.job(job_id)
         assert job.is_running and job.num_nodes == 1
+
+
+def test_agent_serves_the_endpoint_with_its_policy(slurm_cluster, slurm_jobs, tmp_path):
+    """``malleo slurm agent --reconfig-socket``: the agent answers a malleable job, refuses
+    garbage, and removes its socket when it stops on SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+
+    policy = tmp_path / "easy.toml"
+    policy.write_text('backfill = "easy"\n')
+    sock = tmp_path / "run" / "r.sock"
+    backend = slurm_cluster.backend
+    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                            extra_args=[MALLEABLE])
+    slurm_jobs.append(job_id)
+    running(backend, job_id)
+    proc = subprocess.Popen([sys.executable, "-c", "from malleo.emulator.cli import main; main()",
+                             "slurm", "agent", "--config", str(policy), "--dry-run",
+                             "--reconfig-socket", str(sock), "--slurm-conf", slurm_cluster.conf],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the agent never opened its socket"
+            time.sleep(0.1)
+        answer = send_raw(sock, request(job_id, 1))
+        assert answer["ok"] is True and answer["action"] in ACTIONS and 1 <= answer["nodes"] <= 2
+        assert send_raw(sock, b"garbage\n")["ok"] is False
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not sock.exists()

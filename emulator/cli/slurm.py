@@ -49,11 +49,15 @@ def slurm() -> None:
 @click.option("--backend", type=click.Choice(("auto", "cli", "pyslurm")), default=None,
               envvar="MALLEO_SLURM_BACKEND", show_envvar=True,
               help="Slurm backend. [default: auto]")
+@click.option("--reconfig-socket", default=None, type=click.Path(dir_okay=False),
+              envvar="MALLEO_RECONFIG_SOCKET", show_envvar=True,
+              help="Also serve malleable jobs' expand/shrink questions on this Unix socket, "
+                   "decided with the agent's policy (docs/malleable.md).")
 @_PARTITION
 @_UNIT
 @_CONF
 def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend, partition,
-          unit, slurm_conf) -> None:
+          unit, slurm_conf, reconfig_socket) -> None:
     """Run the malleo policy agent.
 
     Each cycle reads the queue and the nodes, runs the core's plan with the policy of
@@ -86,11 +90,25 @@ def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend
 
         event(logging.getLogger(LOGGER_NAME), logging.INFO, "metrics_serving",
               port=server.server_address[1], path="/metrics")
+    endpoint = None
+    if reconfig_socket is not None:
+        from malleo.plugin.backends.cli import CliBackend
+        from malleo.plugin.reconfig.server import Endpoint
+
+        try:
+            endpoint = Endpoint(reconfig_socket, CliBackend(conf=slurm_conf),
+                                policy=lambda: the_agent.policy).start()
+        except OSError as exc:
+            from malleo.errors import MalleoError
+
+            raise MalleoError(f"--reconfig-socket {reconfig_socket}: {exc.strerror or exc}") from None
     try:
         code = the_agent.run(once=once)
     finally:
         if server is not None:
             server.shutdown()
+        if endpoint is not None:
+            endpoint.stop()
     sys.exit(code)
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 
@@ -12,7 +11,6 @@ from malleo.plugin.reconfig.server import Endpoint
 
 def serve_forever(socket_path: str, *, slurm_conf: str | None = None, policy=None) -> None:
     """Serve on ``socket_path`` (CLI backend on ``slurm_conf``) until a signal arrives."""
-    os.makedirs(os.path.dirname(os.path.abspath(socket_path)), mode=0o755, exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

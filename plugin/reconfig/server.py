@@ -67,7 +67,8 @@ class Endpoint:
         path: socket file to create (an existing socket file there is replaced).
         backend: a :class:`~malleo.plugin.backends.SlurmBackend` (the CLI backend: job
             comments are read with ``scontrol show job``).
-        policy: the site's policy (queue order for the decision); None: the default.
+        policy: the site's policy (queue order for the decision), or a function returning
+            the current one (the agent's, which SIGHUP may reload); None: the default.
         decide: ``decide(backend, job_id, bounds, nodes, policy) -> Decision``; tests pass
             their own.
         timeout: seconds a client may take to send its request.
@@ -88,7 +89,12 @@ class Endpoint:
         self._stopping = threading.Event()
 
     def start(self) -> "Endpoint":
-        """Bind, listen and serve in a daemon thread."""
+        """Bind, listen and serve in a daemon thread (the socket's directory is created).
+
+        Raises:
+            OSError: the socket cannot be created there.
+        """
+        self.path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         if self.path.is_socket():
             self.path.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -194,6 +200,7 @@ class Endpoint:
         if request.nodes != job.num_nodes:
             raise Refusal(f"reports {request.nodes} nodes but Slurm lists {job.num_nodes}")
         try:
-            return self.decide(self.backend, request.job_id, bounds, request.nodes, self.policy)
+            policy = self.policy() if callable(self.policy) else self.policy
+            return self.decide(self.backend, request.job_id, bounds, request.nodes, policy)
         except (SlurmError, LookupError) as exc:
             raise Refusal(f"no decision: {exc}") from None
