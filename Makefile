@@ -3,6 +3,10 @@
 #   make test      Python test deps, (as root) Debian's Slurm/munge/Open MPI when missing,
 #                  a debug build of the Cython core (MALLEO_CYTHON_DEBUG=1), a real Slurm on
 #                  localhost (slurm-docker/local-slurm.sh), the whole suite, Slurm torn down.
+#                  Then the same slurm- and mpi-marked tests on Debian 13 / Slurm 24.11 in a
+#                  debootstrap chroot with the Docker image's packages (make test-trixie;
+#                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI).
+#   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
 #   make build     build the extensions in place (release directives)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
@@ -10,11 +14,16 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 PYTEST_ARGS ?=
+TRIXIE_PYTEST_ARGS ?=
 
-.PHONY: test deps system-deps build build-debug bench annotate clean
+.PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
 
 test: deps system-deps build-debug
 	bash tests/run-suite.sh $(PYTEST_ARGS)
+	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+
+test-trixie:
+	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 
 deps:
 	$(PIP) install --quiet --disable-pip-version-check 'Cython>=3.0' 'setuptools>=68' numpy

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# The slurm-docker image's content, proven without a Docker engine: a Debian 13 (trixie) root
+# filesystem made by debootstrap, with exactly slurm-docker/packages.txt installed (the list the
+# Dockerfile installs), malleo installed from this checkout into a venv, and the slurm- and
+# mpi-marked tests run inside it with chroot: Slurm 24.11, brought up by the session fixture
+# through slurm-docker/local-slurm.sh, as in the image.
+#
+#   chroot.sh [run] [PYTEST_ARGS...]   build (or reuse) the root filesystem, run
+#                                      pytest -m "slurm or mpi" PYTEST_ARGS inside it
+#   chroot.sh build                    only build (or reuse) the root filesystem
+#   chroot.sh shell                    an interactive shell inside it (mounts as for run)
+#   chroot.sh clean                    delete the cache directory
+#
+# Environment:
+#   MALLEO_TRIXIE_CACHE   cache directory (default /var/tmp/malleo-trixie); the root filesystem
+#                         is kept there under a name keyed by the hash of packages.txt, the
+#                         Python requirements (pyproject.toml) and the build recipe's number,
+#                         so a second run reuses it
+#   MALLEO_TRIXIE_MIRROR  Debian mirror (default: the first Debian archive URI this machine's
+#                         apt uses, from /etc/apt/sources.list and sources.list.d)
+#   MALLEO_SKIP_TRIXIE=1  skip (exit 0, saying so); for developers, never set in CI
+#
+# Needs root (debootstrap, mount, chroot). Without root it skips, saying so, except under CI
+# (CI=true), where it fails: CI must test Slurm 24.11. /proc, /sys, /dev, /dev/pts and /dev/shm
+# are mounted into the root filesystem for the run and unmounted on exit, whatever happens.
+# Exit status: pytest's (0 all passed), 1 a set-up step failed, 2 bad usage.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(dirname "$here")"
+suite=trixie
+cache="${MALLEO_TRIXIE_CACHE:-/var/tmp/malleo-trixie}"
+venv=/opt/malleo-venv
+t_start=$(date +%s)
+
+say() { echo "chroot.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d min %02d s' $(( s / 60 )) $(( s % 60 )); }
+
+cmd="${1:-run}"
+case "$cmd" in
+    run|build|shell|clean) [ $# -gt 0 ] && shift ;;
+    -*) cmd=run ;;
+    *) sed -n '8,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
+
+if [ "${MALLEO_SKIP_TRIXIE:-0}" = 1 ]; then
+    if [ "${CI:-}" = true ]; then
+        die "MALLEO_SKIP_TRIXIE=1 under CI: CI must run the Slurm 24.11 suite"
+    fi
+    say "MALLEO_SKIP_TRIXIE=1: skipping the Debian 13 / Slurm 24.11 suite"
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    [ "${CI:-}" = true ] && die "needs root (debootstrap, mount, chroot), and CI must run it"
+    say "not root: skipping the Debian 13 / Slurm 24.11 suite (needs debootstrap, mount, chroot)"
+    exit 0
+fi
+
+if [ "$cmd" = clean ]; then
+    rm -rf "$cache"
+    say "removed $cache"
+    exit 0
+fi
+
+# The Debian archive this machine's apt uses (not its security archive): deb822 "URIs:" lines
+# and one-line "deb URI SUITE" entries.
+default_mirror() {
+    local f uri
+    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        while read -r uri; do
+            case "$uri" in
+                *security*) ;;
+                http://*/debian|https://*/debian|http://*/debian/|https://*/debian/) echo "${uri%/}"; return 0 ;;
+            esac
+        done < <(sed -n -e 's/^URIs:[[:space:]]*//p' -e 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\{0,1\}\([^[:space:]]\+\).*/\2/p' "$f" \
+                 | tr ' ' '\n')
+    done
+    return 1
+}
+mirror="${MALLEO_TRIXIE_MIRROR:-}"
+if [ -z "$mirror" ]; then
+    mirror=$(default_mirror) \
+        || die "no Debian archive found in /etc/apt/sources.list*: set MALLEO_TRIXIE_MIRROR"
+fi
+
+# Packages: the non-comment words of packages.txt, one per line.
+mapfile -t packages < <(sed -e 's/#.*//' "$here/packages.txt" | tr -s ' \t' '\n' | sed '/^$/d')
+[ ${#packages[@]} -gt 0 ] || die "no packages in $here/packages.txt"
+
+# The venv's requirements: malleo's dependencies and test extra (pyproject.toml), the build
+# tools, and mpi4py (built against the chroot's Open MPI, as in the image).
+requirements=$(python3 - "$repo/pyproject.toml" <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print("\n".join(["Cython>=3.0", "setuptools>=68", "wheel", "mpi4py"]
+                + project["dependencies"] + project["optional-dependencies"]["test"]))
+PY
+) || die "could not read malleo's dependencies from pyproject.toml (needs Python >= 3.11)"
+
+# The cache key: what goes into the root filesystem. Bump recipe when build_rootfs changes.
+recipe=1
+key=$(printf '%s\n%s\nrecipe %s\n' "$(cat "$here/packages.txt")" "$requirements" "$recipe" \
+      | sha256sum | cut -c1-16)
+root="$cache/rootfs-$key"
+done_marker="$root/.malleo-rootfs-complete"
+
+# --- mounts (always undone on exit) --------------------------------------------------------
+
+mounted=()
+mount_into() {  # mount_into TARGET MOUNT-ARGS...: mount and remember for unmounting
+    local target="$1"; shift
+    mkdir -p "$target"
+    mount "$@" "$target" || die "mount $* $target failed"
+    mounted+=("$target")
+}
+
+# Processes still running inside the root filesystem when we leave (a daemon a failed test left
+# behind): they were started by this script's chroot, so stop them by PID before unmounting.
+stop_leftovers() {
+    local r="$1" p pids=()
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/root" 2>/dev/null)" = "$r" ] && pids+=("${p#/proc/}")
+    done
+    [ ${#pids[@]} -eq 0 ] && return 0
+    say "stopping ${#pids[@]} process(es) left inside $r: ${pids[*]}"
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    sleep 2
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+unmount_all() {
+    local i
+    [ ${#mounted[@]} -eq 0 ] && return 0
+    stop_leftovers "${mounted[0]%/proc}"
+    for (( i = ${#mounted[@]} - 1; i >= 0; i-- )); do
+        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null \
+            || say "could not unmount ${mounted[$i]}"
+    done
+    mounted=()
+}
+trap unmount_all EXIT
+trap 'exit 130' INT TERM
+
+mount_system() {  # mount_system ROOT
+    local r="$1"
+    mount_into "$r/proc" -t proc proc
+    mount_into "$r/sys" -t sysfs sysfs
+    mount_into "$r/dev" --bind /dev
+    mount_into "$r/dev/pts" -t devpts devpts
+    mount_into "$r/dev/shm" -t tmpfs -o mode=1777 shm
+}
+
+# in_root ROOT COMMAND...: run with a clean environment inside ROOT. Every virtual node of the
+# test cluster is this one host, so Open MPI's TCP transport stays on loopback: Open MPI 5
+# (Debian 13) otherwise fails with "Unable to find reachable pairing between local and remote
+# interfaces" here (4.1 on Debian 12 does not need it).
+in_root() {
+    local r="$1"; shift
+    env -i PATH="$venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive TERM="${TERM:-dumb}" \
+        ${CI:+CI="$CI"} MALLEO_REQUIRE_SLURM=1 PIP_CERT=/etc/ssl/certs/malleo-host-ca.crt \
+        OMPI_MCA_btl_tcp_if_include=lo \
+        chroot "$r" "$@"
+}
+
+# --- the root filesystem (cached) ----------------------------------------------------------
+
+build_rootfs() {
+    if [ -f "$done_marker" ]; then
+        say "reusing $root (packages.txt unchanged)"
+        return 0
+    fi
+    command -v debootstrap >/dev/null || {
+        say "installing debootstrap"
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+            --no-install-recommends debootstrap >/dev/null \
+            || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null \
+                 && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+                    --no-install-recommends debootstrap >/dev/null; } \
+            || die "could not install debootstrap"
+    }
+    local tmp="$root.partial" t0 log="$cache/build-$key.log"
+    mkdir -p "$cache"
+    rm -rf "$tmp"
+    : >"$log"
+    t0=$(date +%s)
+    say "debootstrap --variant=minbase $suite from $mirror (log: $log)"
+    debootstrap --variant=minbase "$suite" "$tmp" "$mirror" >>"$log" 2>&1 \
+        || die "debootstrap failed (mirror $mirror unreachable?): $(tail -n 5 "$log")"
+    say "debootstrap done in $(elapsed "$t0")"
+
+    # As in the debian:trixie-slim image: package scripts do not start services.
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+    cp /etc/resolv.conf "$tmp/etc/resolv.conf"
+    cp /etc/hosts "$tmp/etc/hosts"
+    # pip inside trusts what this machine's pip trusts (a site may intercept TLS to PyPI).
+    mkdir -p "$tmp/etc/ssl/certs"
+    cp "${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}" "$tmp/etc/ssl/certs/malleo-host-ca.crt"
+    echo "deb $mirror $suite main" >"$tmp/etc/apt/sources.list"
+
+    mount_system "$tmp"
+    t0=$(date +%s)
+    say "apt-get install ${packages[*]}"
+    in_root "$tmp" apt-get update -q >>"$log" 2>&1 || die "apt-get update failed: $(tail -n 5 "$log")"
+    in_root "$tmp" apt-get install -y -q --no-install-recommends "${packages[@]}" >>"$log" 2>&1 \
+        || die "apt-get install failed: $(tail -n 5 "$log")"
+    in_root "$tmp" apt-get clean
+    say "packages installed in $(elapsed "$t0")"
+
+    # malleo's Python dependencies (from its pyproject.toml) in the venv; malleo itself is
+    # installed from the checkout on every run.
+    t0=$(date +%s)
+    mkdir -p "$tmp/src/deps"
+    printf '%s\n' "$requirements" >"$tmp/src/deps/requirements.txt"
+    in_root "$tmp" /usr/bin/python3 -m venv "$venv" >>"$log" 2>&1 || die "venv failed: $(tail -n 5 "$log")"
+    in_root "$tmp" python -m pip install -q --disable-pip-version-check -r /src/deps/requirements.txt \
+        >>"$log" 2>&1 || die "pip install of malleo's dependencies failed: $(tail -n 5 "$log")"
+    rm -rf "$tmp/src/deps"
+    say "venv with malleo's dependencies and mpi4py in $(elapsed "$t0")"
+    unmount_all
+
+    touch "$tmp/.malleo-rootfs-complete"
+    rm -rf "$root"
+    mv "$tmp" "$root"
+    # Older root filesystems (another packages.txt) are of no further use.
+    find "$cache" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
+}
+
+# The checkout's files (tracked and untracked, not ignored: no build products) into ROOT/src.
+copy_checkout() {
+    local r="$1"
+    rm -rf "$r/src/malleo"
+    mkdir -p "$r/src/malleo"
+    (cd "$repo" && git ls-files -z --cached --others --exclude-standard \
+        | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
+        | tar --null -T - -cf -) | tar -C "$r/src/malleo" -xf -
+}
+
+build_rootfs
+[ "$cmd" = build ] && { say "root filesystem ready at $root ($(elapsed "$t_start"))"; exit 0; }
+
+t0=$(date +%s)
+copy_checkout "$root"
+mount_system "$root"
+in_root "$root" /bin/sh -c "cd /src/malleo && MALLEO_CYTHON_DEBUG=1 python -m pip install -q \
+    --disable-pip-version-check --no-deps --no-build-isolation -e ." >"$cache/install-$key.log" 2>&1 \
+    || die "installing malleo in the chroot failed: $(tail -n 5 "$cache/install-$key.log")"
+say "malleo installed from the checkout in $(elapsed "$t0"); Slurm $(in_root "$root" dpkg-query -W -f '${Version}' slurm-client)"
+
+if [ "$cmd" = shell ]; then
+    in_root "$root" /bin/bash -c "cd /src/malleo && exec bash -i" || true
+    exit 0
+fi
+
+# Known not to work on Debian 13's packages, so left out here (and said so): slurmdbd 24.11.5
+# exits at start-up against MariaDB 11.8 ("_check_mysql_concat_is_sane: null result from query";
+# "Number of columns in result (=1) set exceeds maximum allowed number of columns (=0)").
+broken=(tests/test_slurm_local.py::test_accounting_records_jobs)
+say "deselected on Debian 13 (slurmdbd 24.11 fails against MariaDB 11.8): ${broken[*]}"
+set +e
+in_root "$root" /bin/sh -c 'cd /src/malleo && exec python -m pytest -m "slurm or mpi" "$@"' \
+    pytest "${broken[@]/#/--deselect=}" "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+    say "pytest collected no slurm or mpi tests: failing"
+    rc=1
+fi
+say "Debian 13 / Slurm 24.11 suite exit $rc; whole run $(elapsed "$t_start")"
+exit "$rc"
