@@ -1,6 +1,7 @@
 # malleo: `make test` does all the set-up a fresh Debian 12/13 machine needs, then runs the suite.
 #
-#   make test      Python test deps, (as root) Debian's Slurm/munge/Open MPI when missing,
+#   make test      Python test deps, (as root) Debian's Slurm/munge/Open MPI (and slurmdbd
+#                  with MariaDB, for the malleable-job tests) when missing,
 #                  a debug build of the Cython core (MALLEO_CYTHON_DEBUG=1), a real Slurm on
 #                  localhost (slurm-docker/local-slurm.sh), the whole suite, Slurm torn down.
 #                  Then the same slurm- and mpi-marked tests on Debian 13 / Slurm 24.11 in a
@@ -30,7 +31,7 @@ deps:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
 system-deps:
-	bash slurm-docker/install-deps.sh
+	bash slurm-docker/install-deps.sh --accounting
 
 build:
 	MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet

@@ -46,8 +46,11 @@ def dbd_conf():
     missing = [b for b in ("slurmdbd", "mariadbd", "mariadb-install-db", "srun", "salloc")
                if shutil.which(b) is None and not os.path.exists(f"/usr/sbin/{b}")]
     if reason or missing:
-        pytest.skip(reason or "accounting or client packages missing (" + ", ".join(missing)
-                    + "): sudo bash slurm-docker/install-deps.sh --accounting")
+        why = reason or ("accounting or client packages missing (" + ", ".join(missing)
+                         + "): sudo bash slurm-docker/install-deps.sh --accounting")
+        if os.environ.get("MALLEO_REQUIRE_SLURM") == "1" and _slurm_major() < 24:
+            pytest.fail(f"MALLEO_REQUIRE_SLURM=1 but {why}", pytrace=False)
+        pytest.skip(why)
     directory = tempfile.mkdtemp(prefix="malleo-malleable-")
     proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
                            "--dir", directory], capture_output=True, text=True, timeout=240)
