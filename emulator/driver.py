@@ -149,9 +149,15 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         table, units = table[fits], units[fits]
     table = table.reset_index(drop=True)
 
-    core = _simulate(table, units, total_units, policy)
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
+    if policy.malleability.enabled:
+        from malleo.emulator.malleable_result import malleable_result
+
+        flex, core = _simulate_malleable(table, units, total_units, policy)
+        return malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
+                                meta, dropped, source, bsld_threshold)
+    core = _simulate(table, units, total_units, policy)
     return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
                    source, bsld_threshold)
 
@@ -265,6 +271,31 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
                     col(table["queue"].to_numpy(), np.int32),
                     col(table["partition"].to_numpy(), np.int32),
                     int(total_units), policy)
+
+
+def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
+                        policy: Policy) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
+    malleable core's output for them."""
+    from malleo._core.malleable_loop import simulate_malleable
+    from malleo.emulator.flex import flexible_jobs
+
+    mal = policy.malleability
+    if mal.expand_mode != "in-place":
+        raise MalleoError(f"malleability.expand_mode: {mal.expand_mode!r} is not simulated yet "
+                          "(the emulator implements in-place expansion only)")
+    if mal.moldable_start:
+        raise MalleoError("malleability.moldable_start: not simulated yet (moldable jobs "
+                          "start at their trace size)")
+    flex = flexible_jobs(units, table["queue"].to_numpy(), table["user_id"].to_numpy(),
+                         int(total_units), policy.malleability)
+    core = simulate_malleable(
+        table["submit_time"].to_numpy(np.int64), table["runtime"].to_numpy(np.int64),
+        table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),
+        table["user_id"].to_numpy(np.int32), table["queue"].to_numpy(np.int32),
+        table["partition"].to_numpy(np.int32), int(total_units), policy, flex["kind"],
+        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"])
+    return flex, core
 
 
 def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped, source,

@@ -51,6 +51,11 @@ class ReplayResult:
         node_procs: processors per node on a node-exclusive machine, else 0.
         source: what was replayed (a path, ``"table"`` or the default workload's name).
         swf_table: the input SWF fields of the replayed jobs (for :meth:`to_swf`).
+        size_log: malleable replays only (else None): one row per size change,
+            ``job_id``, ``time`` (s), ``size`` (processors, or nodes when node-exclusive),
+            in time order, each job's start included (docs/malleability.md).  Malleable
+            replays also add the job columns ``kind``, ``min_procs``, ``max_procs``,
+            ``elapsed``, ``n_expand``, ``n_shrink``, ``reconfig_time``, ``proc_seconds``.
     """
 
     jobs: pd.DataFrame
@@ -63,6 +68,21 @@ class ReplayResult:
     node_procs: int
     source: str
     swf_table: pd.DataFrame = field(repr=False)
+    size_log: pd.DataFrame | None = field(default=None, repr=False)
+
+    def size_history(self) -> dict[int, list[tuple[int, int]]]:
+        """Malleable replays: job_id -> [(time, size), ...], each job's size over time
+        (seconds, processors or allocated units), its start first; empty for a rigid replay.
+        Built from the compact change log (:attr:`size_log`: ``job_id``, ``time``,
+        ``size``) on each call."""
+        if self.size_log is None or not len(self.size_log):
+            return {}
+        out: dict[int, list[tuple[int, int]]] = {}
+        for job, time, size in zip(self.size_log["job_id"].tolist(),
+                                   self.size_log["time"].tolist(),
+                                   self.size_log["size"].tolist()):
+            out.setdefault(job, []).append((time, size))
+        return out
 
     @functools.cached_property
     def timeline(self) -> pd.DataFrame:

@@ -30,6 +30,164 @@ oracle, for research), or the mean of the user's last two runtimes capped by the
 SIZE_FAVOR = ("small", "large")
 
 
+JOB_KINDS = ("rigid", "moldable", "malleable")
+"""Job kinds, in the order of the core's kind codes (0, 1, 2)."""
+
+SPEEDUP_MODELS = ("linear", "amdahl", "downey")
+"""Speedup models S(p): linear (S = p), Amdahl with serial fraction f
+(S = 1 / (f + (1 - f) / p)), Downey 1997 with average parallelism A and variance sigma."""
+
+RECONFIG_POLICIES = ("none", "dmr", "head-unblock")
+"""What resizes running malleable jobs: nothing, DMR-style shrink-else-expand at each
+job's reconfiguration point (Iserte et al.), or shrinking to start a blocked queue head."""
+
+RECONFIG_POINTS = ("any", "checkin")
+"""When a running malleable job may be resized: at any scheduling pass, or at the first
+pass at or after each of its check-in points (start + k x checkin_period)."""
+
+ESTIMATE_SCALINGS = ("speedup", "fixed")
+"""How a resized job's requested time changes: scaled by the speedup model (the remaining
+estimated work runs at the new rate), or fixed (a wall-clock limit from the start)."""
+
+EXPAND_MODES = ("in-place", "slurm")
+"""How an expansion gets its processors: at once (in-place), or as an expander request
+that queues with the job's priority and merges into the job when it starts (slurm)."""
+
+
+def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
+    """``linear`` | ``amdahl:F`` | ``downey:A,SIGMA``; each parameter may be ``LO~HI``
+    (drawn per job, uniformly in [LO, HI], from the malleability seed).
+
+    Returns:
+        (model, ((lo, hi) per parameter)); a global parameter has lo == hi.
+
+    Raises:
+        PolicyError: not of that form, or a parameter out of range (0 <= F <= 1,
+            A >= 1, SIGMA >= 0).
+    """
+    text = str(spec).strip().lower()
+    model, _, rest = text.partition(":")
+    want = {"linear": 0, "amdahl": 1, "downey": 2}.get(model)
+    if want is None:
+        raise PolicyError(f"malleability.speedup: model must be one of "
+                          f"{', '.join(SPEEDUP_MODELS)}, got {spec!r}")
+    parts = [p.strip() for p in rest.split(",")] if rest else []
+    if len(parts) != want:
+        raise PolicyError(f"malleability.speedup: {model} takes {want} parameter(s) "
+                          f"(linear | amdahl:F | downey:A,SIGMA; LO~HI draws per job), "
+                          f"got {spec!r}")
+    params = []
+    for part in parts:
+        lo_text, sep, hi_text = part.partition("~")
+        try:
+            lo = float(lo_text)
+            hi = float(hi_text) if sep else lo
+        except ValueError:
+            raise PolicyError(f"malleability.speedup: {part!r} is not a number or "
+                              f"LO~HI range in {spec!r}") from None
+        if not lo <= hi:
+            raise PolicyError(f"malleability.speedup: range {part!r} has LO > HI")
+        params.append((lo, hi))
+    limits = {"amdahl": [(0.0, 1.0, "F")], "downey": [(1.0, float("inf"), "A"),
+                                                      (0.0, float("inf"), "SIGMA")]}
+    for (lo, hi), (low, high, name) in zip(params, limits.get(model, [])):
+        if not (low <= lo and hi <= high):
+            raise PolicyError(f"malleability.speedup: {name} must be in [{low}, {high}], "
+                              f"got {lo}~{hi} in {spec!r}")
+    return model, tuple(params)
+
+
+@dataclass(frozen=True)
+class Malleability:
+    """Which trace jobs become moldable or malleable, how they speed up, and how the core
+    resizes them (docs/malleability.md).  The default (``fraction`` 0) keeps every job
+    rigid: the replay is then exactly the rigid one.
+
+    Attributes:
+        fraction: share in [0, 1] of the eligible jobs made flexible, chosen by ``seed``.
+        kind: what the chosen jobs become: ``malleable`` or ``moldable``.
+        seed: seed of the choice and of per-job speedup parameters.
+        min_procs: rule: only jobs of at least this many processors are eligible.
+        queues: rule: only jobs of these SWF queues are eligible (empty: any).
+        users: rule: only jobs of these SWF users are eligible (empty: any).
+        min_factor: a flexible job's min size is max(1, floor(p0 x min_factor)).
+        max_factor: its max size is min(P, ceil(p0 x max_factor)) (>= p0).
+        power_of_two: sizes chosen by the core are powers of two (p0 itself stays valid).
+        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job).
+        reconfig_fixed: seconds of a reconfiguration's fixed cost.
+        reconfig_per_proc: seconds of cost per processor added or removed; the job makes
+            no progress for ceil(fixed + per_proc x moved) seconds.
+        min_interval: seconds between two reconfigurations of one job.
+        points: ``any`` pass, or ``checkin`` points every ``checkin_period`` seconds.
+        checkin_period: seconds between a job's check-in points (``points = checkin``).
+        estimate_scaling: ``speedup`` (the request scales with the rate) or ``fixed``.
+        policy: reconfiguration policy, one of :data:`RECONFIG_POLICIES`.
+        moldable_start: moldable jobs start at the size with the earliest expected end.
+        expand_mode: one of :data:`EXPAND_MODES`.
+    """
+
+    fraction: float = 0.0
+    kind: str = "malleable"
+    seed: int = 0
+    min_procs: int = 1
+    queues: tuple[int, ...] = ()
+    users: tuple[int, ...] = ()
+    min_factor: float = 0.5
+    max_factor: float = 2.0
+    power_of_two: bool = False
+    speedup: str = "amdahl:0.05"
+    reconfig_fixed: float = 0.0        # seconds
+    reconfig_per_proc: float = 0.0     # seconds per processor moved
+    min_interval: int = 0              # seconds
+    points: str = "any"
+    checkin_period: int = 300          # seconds
+    estimate_scaling: str = "speedup"
+    policy: str = "dmr"
+    moldable_start: bool = False
+    expand_mode: str = "in-place"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= float(self.fraction) <= 1.0:
+            raise PolicyError(f"malleability.fraction: must be in [0, 1], got {self.fraction}")
+        if self.kind not in ("moldable", "malleable"):
+            raise PolicyError(f"malleability.kind: must be moldable or malleable, "
+                              f"got {self.kind!r}")
+        if int(self.min_procs) < 1:
+            raise PolicyError(f"malleability.min_procs: must be >= 1, got {self.min_procs}")
+        object.__setattr__(self, "queues", tuple(int(q) for q in self.queues))
+        object.__setattr__(self, "users", tuple(int(u) for u in self.users))
+        if not 0.0 < float(self.min_factor) <= 1.0:
+            raise PolicyError(f"malleability.min_factor: must be in (0, 1], "
+                              f"got {self.min_factor}")
+        if not float(self.max_factor) >= 1.0:
+            raise PolicyError(f"malleability.max_factor: must be >= 1, got {self.max_factor}")
+        parse_speedup(self.speedup)
+        for name in ("reconfig_fixed", "reconfig_per_proc"):
+            v = float(getattr(self, name))
+            if not v >= 0.0:
+                raise PolicyError(f"malleability.{name}: must be >= 0 seconds, got {v}")
+        if int(self.min_interval) < 0:
+            raise PolicyError(f"malleability.min_interval: must be >= 0 seconds, "
+                              f"got {self.min_interval}")
+        if int(self.checkin_period) < 1:
+            raise PolicyError(f"malleability.checkin_period: must be >= 1 second, "
+                              f"got {self.checkin_period}")
+        for name, allowed in (("points", RECONFIG_POINTS),
+                              ("estimate_scaling", ESTIMATE_SCALINGS),
+                              ("policy", RECONFIG_POLICIES), ("expand_mode", EXPAND_MODES)):
+            _choice(f"malleability.{name}", getattr(self, name), allowed)
+
+    @property
+    def enabled(self) -> bool:
+        """True when some job may be flexible (fraction > 0)."""
+        return float(self.fraction) > 0.0
+
+    def describe(self) -> str:
+        """A short name, e.g. ``50% malleable dmr/amdahl:0.05/in-place``."""
+        return (f"{float(self.fraction) * 100:g}% {self.kind} {self.policy}/{self.speedup}"
+                f"/{self.expand_mode}")
+
+
 @dataclass(frozen=True)
 class Multifactor:
     """Slurm-style multifactor priority (priority/multifactor), all factors in [0, 1].
@@ -85,6 +243,7 @@ class Policy:
         bf_resolution: ``slurm`` backfill: planned start times are rounded up to
             multiples of this many seconds.
         multifactor: weights and periods of the ``multifactor`` order.
+        malleability: moldable/malleable jobs and their resizing (off by default).
     """
 
     order: str = "fcfs"
@@ -94,6 +253,7 @@ class Policy:
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
     multifactor: Multifactor = field(default_factory=Multifactor)
+    malleability: Malleability = field(default_factory=Malleability)
 
     def __post_init__(self) -> None:
         _choice("order", self.order, ORDERS)
@@ -105,6 +265,9 @@ class Policy:
             raise PolicyError(f"bf_window: must be >= 1 second, got {self.bf_window}")
         if int(self.bf_resolution) < 1:
             raise PolicyError(f"bf_resolution: must be >= 1 second, got {self.bf_resolution}")
+        if not isinstance(self.malleability, Malleability):
+            raise PolicyError(f"malleability: expected a Malleability, "
+                              f"got {type(self.malleability).__name__}")
 
     def replace(self, **changes: Any) -> "Policy":
         """A copy with ``changes`` applied (validated again)."""
@@ -117,6 +280,8 @@ class Policy:
             name += f"(K={self.bf_max_job_test})"
         if self.estimate != "request":
             name += f"/{self.estimate}"
+        if self.malleability.enabled:
+            name += f"[{self.malleability.describe()}]"
         return name
 
 

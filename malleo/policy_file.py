@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
-from malleo.policy import BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Multifactor, Policy
+from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
+                           Policy)
 
 __all__ = ["load_policy", "loads_policy", "dump_policy", "policy_to_dict", "TOP_KEYS",
-           "MULTIFACTOR_KEYS"]
+           "MULTIFACTOR_KEYS", "MALLEABILITY_KEYS"]
 
 # key -> (kind, check) where kind names the TOML type and check returns an error or None.
 _Check = Callable[[Any], "str | None"]
@@ -77,6 +78,32 @@ MULTIFACTOR_KEYS: dict[str, tuple[str, _Check]] = {
 ``partition_factors`` (SWF queue/partition number -> factor in [0, 1])."""
 
 _FACTOR_TABLES = ("queue_factors", "partition_factors")
+
+_ANY: _Check = lambda v: None   # noqa: E731  (range checked by Malleability itself)
+
+MALLEABILITY_KEYS: dict[str, tuple[str, _Check]] = {
+    "fraction": ("number", _ANY),
+    "kind": ("string", _ANY),
+    "seed": ("integer", _ANY),
+    "min_procs": ("integer", _ANY),
+    "queues": ("integer array", _ANY),
+    "users": ("integer array", _ANY),
+    "min_factor": ("number", _ANY),
+    "max_factor": ("number", _ANY),
+    "power_of_two": ("boolean", _ANY),
+    "speedup": ("string", _ANY),
+    "reconfig_fixed": ("number", _ANY),
+    "reconfig_per_proc": ("number", _ANY),
+    "min_interval": ("integer", _ANY),
+    "points": ("string", _ANY),
+    "checkin_period": ("integer", _ANY),
+    "estimate_scaling": ("string", _ANY),
+    "policy": ("string", _ANY),
+    "moldable_start": ("boolean", _ANY),
+    "expand_mode": ("string", _ANY),
+}
+"""Keys of the ``[malleability]`` table (see :class:`malleo.policy.Malleability`); the
+values are range-checked by that class, errors point at the key's line."""
 
 _COMMENTS = {
     "order": "queue order: " + " | ".join(ORDERS),
@@ -145,9 +172,14 @@ def loads_policy(text: str, source: str = "<policy>") -> Policy:
                 raise fail((key,), f"must be a table, got {_type_name(value)}")
             top["multifactor"] = _read_multifactor(value, fail)
             continue
+        if key == "malleability":
+            if not isinstance(value, dict):
+                raise fail((key,), f"must be a table, got {_type_name(value)}")
+            top["malleability"] = _read_malleability(value, fail)
+            continue
         if key not in TOP_KEYS:
             raise fail((key,), "unknown key (allowed: "
-                       + ", ".join([*TOP_KEYS, "[multifactor]"]) + ")")
+                       + ", ".join([*TOP_KEYS, "[multifactor]", "[malleability]"]) + ")")
         top[key] = _checked((key,), value, TOP_KEYS[key], fail)
     return Policy(**top)
 
@@ -179,6 +211,25 @@ def _read_multifactor(table: dict[str, Any], fail) -> Multifactor:
     return Multifactor(**fields)
 
 
+def _read_malleability(table: dict[str, Any], fail) -> Malleability:
+    fields: dict[str, Any] = {}
+    for key, value in table.items():
+        path = ("malleability", key)
+        if key not in MALLEABILITY_KEYS:
+            raise fail(path, "unknown key (allowed: " + ", ".join(MALLEABILITY_KEYS) + ")")
+        checked = _checked(path, value, MALLEABILITY_KEYS[key], fail)
+        if MALLEABILITY_KEYS[key][0] == "number":
+            checked = float(checked)
+        elif MALLEABILITY_KEYS[key][0] == "integer array":
+            checked = tuple(checked)
+        try:
+            Malleability(**{key: checked})
+        except PolicyError as exc:
+            raise fail(path, str(exc).split(": ", 1)[-1]) from None
+        fields[key] = checked
+    return Malleability(**fields)
+
+
 def _factor(v: float) -> str | None:
     return None if 0.0 <= v <= 1.0 else f"must be in [0, 1], got {v}"
 
@@ -189,9 +240,12 @@ def _checked(path: tuple[str, ...], value: Any, kind: tuple[str, _Check], fail) 
         "string": isinstance(value, str),
         "integer": isinstance(value, int) and not isinstance(value, bool),
         "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "integer array": isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value),
     }[type_name]
     if not ok:
-        raise fail(path, f"must be {'an' if type_name == 'integer' else 'a'} {type_name}, "
+        raise fail(path, f"must be {'an' if type_name.startswith('integer') else 'a'} {type_name}, "
                          f"got {_type_name(value)} {value!r}")
     problem = check(value)
     if problem:
@@ -248,14 +302,21 @@ def _line_of(lines: dict[tuple[str, ...], int], path: tuple[str, ...]) -> int:
 # --------------------------------------------------------------------------- writing
 
 def policy_to_dict(policy: Policy) -> dict[str, Any]:
-    """The policy as plain data (the policy file's schema; factor keys are ints)."""
+    """The policy as plain data (the policy file's schema; factor keys are ints).  The
+    ``malleability`` table is present only when it differs from the default (all rigid)."""
     mf = policy.multifactor
+    extra: dict[str, Any] = {}
+    if policy.malleability != Malleability():
+        extra["malleability"] = {key: (list(v) if isinstance(v, tuple) else v) for key, v in
+                                 ((k, getattr(policy.malleability, k))
+                                  for k in MALLEABILITY_KEYS)}
     return {
         **{key: getattr(policy, key) for key in TOP_KEYS},
         "multifactor": {
             **{key: getattr(mf, key) for key in MULTIFACTOR_KEYS},
             **{name: dict(sorted(dict(getattr(mf, name)).items())) for name in _FACTOR_TABLES},
         },
+        **extra,
     }
 
 
@@ -292,6 +353,10 @@ def dump_policy(policy: Policy, *, comments: bool = False) -> str:
             out.append(f"# SWF {kind} number = factor in [0, 1], e.g. 1 = 0.5")
         for number, factor in data["multifactor"][name].items():
             out.append(f"{int(number)} = {_toml_value(float(factor))}")
+    if "malleability" in data:
+        out += ["", "[malleability]"]
+        for key, value in data["malleability"].items():
+            out.append(f"{key} = {_toml_value(value)}")
     return "\n".join(out) + "\n"
 
 
@@ -305,6 +370,8 @@ def _toml_value(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         text = repr(value)
         return text if any(c in text for c in ".en") else text + ".0"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, str):
         escaped = value.replace("\\", "\\\\").replace('"', '\\"')
         return f'"{escaped}"'

@@ -5,6 +5,7 @@ defaults of :class:`malleo.policy.Policy`.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Callable
 
@@ -143,3 +144,111 @@ def quiet_option(func: Callable) -> Callable:
     return click.option("--quiet", "-q", is_flag=True,
                         help="No progress indication on stderr.")(func)
 
+
+
+MALLEABILITY_OPTION_KEYS = ("malleable", "flex_kind", "flex_seed", "flex_min_procs",
+                            "flex_queue", "flex_user", "min_factor", "max_factor",
+                            "power_of_two", "speedup", "reconfig_cost", "min_interval",
+                            "reconfig_points", "estimate_scaling", "reconfig_policy",
+                            "moldable_start", "expand_mode")
+"""Parameter names :func:`malleability_options` adds to a command."""
+
+
+def malleability_options(func: Callable) -> Callable:
+    """Add the malleability options (docs/malleability.md) to a command; apply them with
+    :func:`apply_malleability_options`.  Each overrides the ``[malleability]`` key of the
+    policy; none given leaves the policy's table as it is."""
+    from malleo.policy import (EXPAND_MODES, ESTIMATE_SCALINGS, RECONFIG_POLICIES)
+
+    options = [
+        click.option("--malleable", type=click.FloatRange(0, 1), default=None,
+                     metavar="FRACTION",
+                     help="Share of the eligible jobs made flexible (chosen by --flex-seed). "
+                          "[default: 0, all rigid]"),
+        click.option("--flex-kind", type=click.Choice(("malleable", "moldable")), default=None,
+                     help="What the chosen jobs become. [default: malleable]"),
+        click.option("--flex-seed", type=int, default=None, metavar="SEED",
+                     help="Seed of the choice and of per-job speedup draws. [default: 0]"),
+        click.option("--flex-min-procs", type=click.IntRange(min=1), default=None, metavar="K",
+                     help="Only jobs of at least K processors are eligible. [default: 1]"),
+        click.option("--flex-queue", type=int, multiple=True, metavar="QUEUE",
+                     help="Only jobs of this SWF queue are eligible (repeatable)."),
+        click.option("--flex-user", type=int, multiple=True, metavar="USER",
+                     help="Only jobs of this SWF user are eligible (repeatable)."),
+        click.option("--min-factor", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     metavar="X", help="Min size = max(1, floor(p0 x X)). [default: 0.5]"),
+        click.option("--max-factor", type=click.FloatRange(min=1), default=None, metavar="X",
+                     help="Max size = min(P, ceil(p0 x X)). [default: 2]"),
+        click.option("--power-of-two/--any-size", "power_of_two", default=None,
+                     help="Sizes chosen by the core are powers of two. [default: any size]"),
+        click.option("--speedup", default=None, metavar="MODEL",
+                     help="linear | amdahl:F | downey:A,SIGMA; a parameter LO~HI is drawn per "
+                          "job. [default: amdahl:0.05]"),
+        click.option("--reconfig-cost", default=None, metavar="FIXED+PER_PROC",
+                     help="Seconds without progress per reconfiguration: FIXED plus PER_PROC "
+                          "per processor moved, e.g. 10+0.5. [default: 0+0]"),
+        click.option("--min-interval", type=click.IntRange(min=0), default=None,
+                     metavar="SECONDS",
+                     help="Minimum time between two reconfigurations of a job. [default: 0]"),
+        click.option("--reconfig-points", default=None, metavar="any|checkin:SECONDS",
+                     help="Resize at any pass, or at check-in points every SECONDS. "
+                          "[default: any]"),
+        click.option("--estimate-scaling", type=click.Choice(ESTIMATE_SCALINGS), default=None,
+                     help="A resized job's request scales with its speedup, or stays a fixed "
+                          "wall-clock limit. [default: speedup]"),
+        click.option("--reconfig-policy", type=click.Choice(RECONFIG_POLICIES), default=None,
+                     help="What resizes running malleable jobs. [default: dmr]"),
+        click.option("--moldable-start/--no-moldable-start", "moldable_start", default=None,
+                     help="Moldable jobs start at the size with the earliest expected end. "
+                          "[default: off]"),
+        click.option("--expand-mode", type=click.Choice(EXPAND_MODES), default=None,
+                     help="How an expansion gets its processors. [default: in-place]"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def apply_malleability_options(policy: Policy, **values: Any) -> Policy:
+    """``policy`` with the given malleability options (None / empty: unchanged) applied.
+
+    Raises:
+        MalleoError / PolicyError: a malformed ``--reconfig-cost``, ``--reconfig-points``
+            or ``--speedup``, or an out-of-range value.
+    """
+    m = policy.malleability
+    changes: dict[str, Any] = {}
+    direct = {"malleable": "fraction", "flex_kind": "kind", "flex_seed": "seed",
+              "flex_min_procs": "min_procs", "min_factor": "min_factor",
+              "max_factor": "max_factor", "power_of_two": "power_of_two",
+              "speedup": "speedup", "min_interval": "min_interval",
+              "estimate_scaling": "estimate_scaling", "reconfig_policy": "policy",
+              "moldable_start": "moldable_start", "expand_mode": "expand_mode"}
+    for option, key in direct.items():
+        if values.get(option) is not None:
+            changes[key] = values[option]
+    if values.get("flex_queue"):
+        changes["queues"] = tuple(values["flex_queue"])
+    if values.get("flex_user"):
+        changes["users"] = tuple(values["flex_user"])
+    cost = values.get("reconfig_cost")
+    if cost is not None:
+        match = re.fullmatch(r"\s*([0-9.]+)\s*(?:\+\s*([0-9.]+)\s*)?", cost)
+        try:
+            changes["reconfig_fixed"] = float(match.group(1))
+            changes["reconfig_per_proc"] = float(match.group(2) or 0.0)
+        except (AttributeError, ValueError):
+            raise MalleoError(f"--reconfig-cost: expected FIXED+PER_PROC seconds "
+                              f"(e.g. 10+0.5), got {cost!r}") from None
+    points = values.get("reconfig_points")
+    if points is not None:
+        match = re.fullmatch(r"\s*(any|checkin)(?::(\d+))?\s*", points)
+        if not match or (match.group(1) == "any" and match.group(2)):
+            raise MalleoError(f"--reconfig-points: expected any or checkin:SECONDS, "
+                              f"got {points!r}")
+        changes["points"] = match.group(1)
+        if match.group(2):
+            changes["checkin_period"] = int(match.group(2))
+    if not changes:
+        return policy
+    return policy.replace(malleability=dataclasses.replace(m, **changes))

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from malleo.emulator.cli._options import (parse_policy_spec, quiet_option, read_options,
-                                          workload_options)
+from malleo.emulator.cli._options import (MALLEABILITY_OPTION_KEYS, apply_malleability_options,
+                                          malleability_options, parse_policy_spec, quiet_option,
+                                          read_options, workload_options)
 from malleo.emulator.cli._progress import Progress
 from malleo.errors import MalleoError
 
@@ -30,6 +31,7 @@ def _check_specs(_ctx, param, values):
                    "fcfs+slurm(K=50), wfp3+easy/predict. Repeatable.")
 @click.option("--config", "configs", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="A policy file to compare (TOML). Repeatable.")
+@malleability_options
 @workload_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {name, summary, policy} instead of a table.")
@@ -37,21 +39,25 @@ def _check_specs(_ctx, param, values):
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
-            overrun, bsld_threshold, as_json, plot_dir, quiet) -> None:
+            overrun, bsld_threshold, as_json, plot_dir, quiet, **flex) -> None:
     """Replay TRACE (default: the embedded default workload) once per policy and print the
     metrics side by side, the best value of each metric marked with '*'.
 
     Policies come from --policy specs, then --config files, in the order given; with
     neither, FCFS under each backfill mode (none, easy, conservative, slurm) is compared.
+    The malleability options (--malleable etc.) apply to the --policy specs and the
+    defaults; a --config file keeps its own [malleability] table.
     """
     from malleo.emulator.cli._format import compare_table
     from malleo.emulator.driver import load_workload, replay
     from malleo.policy_file import load_policy
 
-    policies = [(spec, policy) for spec, policy in specs]
+    flex = {k: v for k, v in flex.items() if k in MALLEABILITY_OPTION_KEYS}
+    policies = [(spec, apply_malleability_options(policy, **flex)) for spec, policy in specs]
     policies += [(Path(path).name, load_policy(path)) for path in configs]
     if not policies:
-        policies = [(spec, parse_policy_spec(spec)) for spec in DEFAULT_SPECS]
+        policies = [(spec, apply_malleability_options(parse_policy_spec(spec), **flex))
+                    for spec in DEFAULT_SPECS]
     results = []
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")

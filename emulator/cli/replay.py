@@ -5,7 +5,8 @@ import json
 
 import click
 
-from malleo.emulator.cli._options import (policy_from_options, policy_options, quiet_option,
+from malleo.emulator.cli._options import (apply_malleability_options, malleability_options,
+                                          policy_from_options, policy_options, quiet_option,
                                           read_options, workload_options)
 from malleo.emulator.cli._progress import Progress
 
@@ -13,6 +14,7 @@ from malleo.emulator.cli._progress import Progress
 @click.command(short_help="Replay a trace under one policy and print its metrics.")
 @click.argument("trace", required=False, type=click.Path(exists=True, dir_okay=False))
 @policy_options
+@malleability_options
 @workload_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (and the policy) as JSON instead of a table.")
@@ -24,7 +26,10 @@ from malleo.emulator.cli._progress import Progress
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
-           bf_resolution, procs, node_procs, jobs, lenient, procs_from, overrun, bsld_threshold,
+           bf_resolution, malleable, flex_kind, flex_seed, flex_min_procs, flex_queue,
+           flex_user, min_factor, max_factor, power_of_two, speedup, reconfig_cost,
+           min_interval, reconfig_points, estimate_scaling, reconfig_policy, moldable_start,
+           expand_mode, procs, node_procs, jobs, lenient, procs_from, overrun, bsld_threshold,
            as_json, out, swf_out, plot_dir, quiet) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
@@ -39,6 +44,14 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
     policy = policy_from_options(config, order=order, backfill=backfill, estimate=estimate,
                                  bf_max_job_test=bf_max_job_test, bf_window=bf_window,
                                  bf_resolution=bf_resolution)
+    policy = apply_malleability_options(
+        policy, malleable=malleable, flex_kind=flex_kind, flex_seed=flex_seed,
+        flex_min_procs=flex_min_procs, flex_queue=flex_queue, flex_user=flex_user,
+        min_factor=min_factor, max_factor=max_factor, power_of_two=power_of_two,
+        speedup=speedup, reconfig_cost=reconfig_cost, min_interval=min_interval,
+        reconfig_points=reconfig_points, estimate_scaling=estimate_scaling,
+        reconfig_policy=reconfig_policy, moldable_start=moldable_start,
+        expand_mode=expand_mode)
     if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
     with Progress(enabled=not quiet) as progress:

@@ -1,0 +1,370 @@
+# Moldable and malleable jobs: the speedup models, exact remaining-work tracking, resizes
+# with their cost, and the reconfiguration policies (dmr, head-unblock) run after the
+# planning pass (docs/malleability.md).
+#
+# Header-only (`cdef inline`), like backfill.pxd: the malleable event loop compiles these
+# kernels.  Work is in "single-processor-equivalent seconds": a job of runtime r at its
+# trace size p0 has work r x S(p0) and progresses at rate S(p) while it holds p
+# processors and is not reconfiguring.  A job that was never resized ends exactly at
+# start + runtime (no floating point on the rigid path).
+from libc.math cimport ceil
+from libc.stdlib cimport realloc
+from libc.string cimport memmove
+from libc.stdint cimport int32_t, uint8_t
+
+from _types cimport simtime_t, procs_t, intp_t
+from heap cimport heap_t, heap_push
+from sched cimport sched_t, run_remove, run_insert, expected_end, start_job
+
+
+cdef enum:
+    KIND_RIGID = 0
+    KIND_MOLDABLE = 1
+    KIND_MALLEABLE = 2
+
+cdef enum:
+    MPOL_NONE = 0
+    MPOL_DMR = 1
+    MPOL_HEAD_UNBLOCK = 2
+
+cdef enum:
+    SPEEDUP_LINEAR = 0
+    SPEEDUP_AMDAHL = 1
+    SPEEDUP_DOWNEY = 2
+
+
+cdef struct mall_t:
+    int policy                # MPOL_* code
+    int model                 # SPEEDUP_* code
+    bint is_checkin           # reconfiguration points only at check-in points
+    bint is_scaled            # estimates scale with the speedup (else fixed wall clock)
+    bint is_pow2              # sizes chosen by the core are powers of two
+    bint is_moldable_start    # moldable jobs start at the size of earliest expected end
+    double cost_fixed         # seconds per reconfiguration
+    double cost_per_proc      # seconds per processor moved
+    simtime_t min_interval    # seconds between two reconfigurations of a job
+    simtime_t checkin         # seconds between check-in points
+    heap_t* heap              # completion events (NULL: no events, e.g. in plan)
+    # per-job inputs
+    uint8_t* kind             # KIND_*
+    procs_t* pmin             # min size (processors)
+    procs_t* pmax             # max size (processors)
+    double* pa                # speedup parameter: Amdahl f, Downey A
+    double* pb                # speedup parameter: Downey sigma
+    const simtime_t* runtime  # trace runtime at the trace size (seconds)
+    # per-job state
+    double* work              # demanded work (runtime x S(p0))
+    double* done              # work done up to upd
+    double* est_work          # planning estimate as work (est x S(p0))
+    double* req_work          # request as work
+    simtime_t* upd            # time `done` is accounted to (seconds)
+    simtime_t* resume         # progress resumes here after a reconfiguration (seconds)
+    simtime_t* last_reconf    # time of the last reconfiguration, -1 never
+    simtime_t* next_point     # next check-in point (seconds)
+    simtime_t* true_end       # when the job completes at its current size (seconds)
+    simtime_t* size_since     # time of the last size change (seconds)
+    simtime_t* proc_sec       # processor-seconds held so far
+    simtime_t* est0           # planning estimate the job started with (seconds)
+    simtime_t* reconf_time    # seconds spent reconfiguring
+    int32_t* n_expand         # expansions
+    int32_t* n_shrink         # shrinks
+    uint8_t* is_resized       # ever resized
+    # size-change log: (job, time, size) per change, starts included
+    intp_t* log_job
+    simtime_t* log_time
+    procs_t* log_size
+    intp_t n_log
+    intp_t cap_log
+    intp_t* cand              # scratch (n_jobs)
+
+
+cdef inline double speedup(const mall_t* m, intp_t j, procs_t p) noexcept nogil:
+    """S(p): linear p; Amdahl 1 / (f + (1 - f) / p); Downey (1997) with average
+    parallelism A and variance sigma (low-variance form for sigma <= 1, else high)."""
+    cdef double n = <double> p
+    cdef double f, a, sg
+    if m.model == SPEEDUP_LINEAR:
+        return n
+    if m.model == SPEEDUP_AMDAHL:
+        f = m.pa[j]
+        return 1.0 / (f + (1.0 - f) / n)
+    a = m.pa[j]
+    sg = m.pb[j]
+    if sg <= 1.0:
+        if n <= a:
+            return a * n / (a + sg / 2.0 * (n - 1.0))
+        if n <= 2.0 * a - 1.0:
+            return a * n / (sg * (a - 0.5) + n * (1.0 - sg / 2.0))
+        return a
+    if n <= a + a * sg - sg:
+        return n * a * (sg + 1.0) / (sg * (n + a - 1.0) + a)
+    return a
+
+
+cdef inline simtime_t work_time(double w, double rate) noexcept nogil:
+    """Whole seconds to do ``w`` work at ``rate`` (rounded up; 1e-9 absorbs float noise)."""
+    if w <= 0.0:
+        return 0
+    return <simtime_t> ceil(w / rate - 1e-9)
+
+
+cdef inline procs_t pow2_floor(procs_t p) noexcept nogil:
+    """The largest power of two <= p (p >= 1)."""
+    cdef procs_t r = 1
+    while r * 2 <= p:
+        r *= 2
+    return r
+
+
+cdef inline int log_size(mall_t* m, intp_t j, simtime_t t, procs_t p) except -1 nogil:
+    """Append (job, time, size) to the size-change log (grows by doubling)."""
+    cdef intp_t cap
+    if m.n_log == m.cap_log:
+        cap = m.cap_log * 2 if m.cap_log > 0 else 1024
+        m.log_job = <intp_t*> realloc(m.log_job, cap * sizeof(intp_t))
+        m.log_time = <simtime_t*> realloc(m.log_time, cap * sizeof(simtime_t))
+        m.log_size = <procs_t*> realloc(m.log_size, cap * sizeof(procs_t))
+        if m.log_job == NULL or m.log_time == NULL or m.log_size == NULL:
+            with gil:
+                raise MemoryError("size-change log")
+        m.cap_log = cap
+    m.log_job[m.n_log] = j
+    m.log_time[m.n_log] = t
+    m.log_size[m.n_log] = p
+    m.n_log += 1
+    return 0
+
+
+cdef inline int mall_on_start(sched_t* s, mall_t* m, intp_t j) except -1 nogil:
+    """Job j started at s.now at size s.procs[j]: set its work state, log the size and
+    push its completion."""
+    cdef double rate = speedup(m, j, s.procs[j])
+    m.work[j] = <double> m.runtime[j] * rate
+    m.est0[j] = s.est[j]
+    m.est_work[j] = <double> s.est[j] * rate
+    m.req_work[j] = <double> s.request[j] * rate
+    m.done[j] = 0.0
+    m.upd[j] = s.now
+    m.resume[j] = s.now
+    m.size_since[j] = s.now
+    m.next_point[j] = s.now + m.checkin
+    m.true_end[j] = s.now + m.runtime[j]
+    log_size(m, j, s.now, s.procs[j])
+    if m.heap != NULL:
+        heap_push(m.heap, m.true_end[j], j)
+    return 0
+
+
+cdef inline void advance(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
+    """Account job j's progress up to s.now (none while reconfiguring)."""
+    cdef simtime_t begin = m.upd[j]
+    if m.resume[j] > begin:
+        begin = m.resume[j]
+    if s.now > begin:
+        m.done[j] += speedup(m, j, s.procs[j]) * <double> (s.now - begin)
+    m.upd[j] = s.now
+
+
+cdef inline void mall_on_end(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
+    """Job j completes at s.now: final work and processor-seconds."""
+    advance(s, m, j)
+    m.proc_sec[j] += <simtime_t> s.procs[j] * (s.now - m.size_since[j])
+    m.size_since[j] = s.now
+
+
+cdef inline int resize(sched_t* s, mall_t* m, intp_t j, procs_t newp) except -1 nogil:
+    """Resize running job j to ``newp`` processors at s.now: progress so far is
+    accounted, the job pays the reconfiguration cost (no progress), its completion and
+    expected end are recomputed from the remaining work at the new rate, and it is
+    re-keyed in the running set and the event heap (the old event goes stale)."""
+    cdef procs_t old = s.procs[j]
+    cdef procs_t moved = newp - old if newp > old else old - newp
+    cdef simtime_t cost = 0
+    cdef double rate, c
+    cdef simtime_t base, e_est, e_req
+    advance(s, m, j)
+    c = m.cost_fixed + m.cost_per_proc * <double> moved
+    if c > 0.0:
+        cost = <simtime_t> ceil(c - 1e-9)
+    m.proc_sec[j] += <simtime_t> old * (s.now - m.size_since[j])
+    m.size_since[j] = s.now
+    s.free += old - newp
+    s.procs[j] = newp
+    base = m.resume[j] if m.resume[j] > s.now else s.now
+    m.resume[j] = base + cost
+    m.reconf_time[j] += cost
+    if newp > old:
+        m.n_expand[j] += 1
+    else:
+        m.n_shrink[j] += 1
+    m.last_reconf[j] = s.now
+    m.is_resized[j] = 1
+    rate = speedup(m, j, newp)
+    m.true_end[j] = m.resume[j] + work_time(m.work[j] - m.done[j], rate)
+    if m.true_end[j] <= s.now:
+        m.true_end[j] = s.now + 1
+    run_remove(s, j)
+    if m.is_scaled:
+        e_est = m.resume[j] + work_time(m.est_work[j] - m.done[j], rate)
+        e_req = m.resume[j] + work_time(m.req_work[j] - m.done[j], rate)
+        s.est[j] = e_est - s.start[j]
+        s.request[j] = e_req - s.start[j]
+    run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now), j)
+    log_size(m, j, s.now, newp)
+    if m.heap != NULL:
+        heap_push(m.heap, m.true_end[j], j)
+    return 0
+
+
+cdef inline bint at_point(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
+    """True if running malleable job j may be resized now (consumes a check-in point):
+    not reconfiguring, not completing now, min interval elapsed, at a point."""
+    if m.kind[j] != KIND_MALLEABLE or m.true_end[j] <= s.now or m.resume[j] > s.now:
+        return False
+    if m.last_reconf[j] >= 0 and s.now - m.last_reconf[j] < m.min_interval:
+        return False
+    if m.is_checkin:
+        if s.now < m.next_point[j]:
+            return False
+        m.next_point[j] = s.start[j] + m.checkin * ((s.now - s.start[j]) // m.checkin + 1)
+    return True
+
+
+cdef inline procs_t allowed_size(const mall_t* m, intp_t j, procs_t p) noexcept nogil:
+    """``p`` restricted to the job's sizes: a power of two at most p when is_pow2 (0 when
+    that falls below min)."""
+    if m.is_pow2:
+        p = pow2_floor(p)
+        if p < m.pmin[j]:
+            return 0
+    return p
+
+
+cdef inline int start_waiting(sched_t* s, mall_t* m, intp_t q) except -1 nogil:
+    """Start the waiting job at queue position q now (outside the pass): start it, take it
+    out of the queue at once, flag it backfilled when a job ahead of it keeps waiting."""
+    cdef intp_t j = s.wait[q]
+    start_job(s, q)
+    s.backfilled[j] = q > 0
+    if q + 1 < s.n_wait:
+        memmove(s.wait + q, s.wait + q + 1, (s.n_wait - q - 1) * sizeof(intp_t))
+    s.n_wait -= 1
+    s.n_sorted = s.n_wait
+    mall_on_start(s, m, j)
+    return 0
+
+
+cdef inline procs_t min_waiting(const sched_t* s) noexcept nogil:
+    """The smallest size in the queue (a huge value when empty)."""
+    cdef procs_t best = 2147483647
+    cdef intp_t q
+    for q in range(s.n_wait):
+        if s.procs[s.wait[q]] < best:
+            best = s.procs[s.wait[q]]
+    return best
+
+
+cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
+    """DMR (Iserte et al.): each running malleable job at a reconfiguration point, in
+    running-set order: shrink it (not below min) when that lets a waiting job start, by the
+    smallest amount that starts the highest-priority such job, and start that job; else
+    expand it (not above max) into free processors when no waiting job fits in them;
+    else leave it."""
+    cdef intp_t n = s.n_run
+    cdef intp_t k, q, j, w
+    cdef procs_t need, newp, small
+    cdef bint is_done
+    for k in range(n):
+        m.cand[k] = s.run[k].id
+    small = min_waiting(s)
+    for k in range(n):
+        j = m.cand[k]
+        if not at_point(s, m, j):
+            continue
+        is_done = False
+        for q in range(s.n_wait):
+            w = s.wait[q]
+            need = s.procs[w] - s.free
+            if need <= 0 or need > s.procs[j] - m.pmin[j]:
+                continue
+            newp = allowed_size(m, j, s.procs[j] - need)
+            if newp == 0:
+                continue
+            resize(s, m, j, newp)
+            start_waiting(s, m, q)
+            small = min_waiting(s)
+            is_done = True
+            break
+        if is_done or s.procs[j] >= m.pmax[j] or s.free == 0 or s.free >= small:
+            continue
+        newp = s.procs[j] + s.free
+        if newp > m.pmax[j]:
+            newp = m.pmax[j]
+        newp = allowed_size(m, j, newp)
+        if newp > s.procs[j]:
+            resize(s, m, j, newp)
+    return 0
+
+
+cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
+    """While the queue head does not fit: shrink running malleable jobs at their
+    reconfiguration points, lowest priority first (largest queue key, then largest index),
+    each to its min, the last only as far as needed, when together that frees enough to
+    start the head now; start it.  Otherwise leave everything."""
+    cdef intp_t n, k, i, j, head
+    cdef procs_t need, give, newp
+    cdef procs_t total_give
+    while s.n_wait > 0:
+        head = s.wait[0]
+        need = s.procs[head] - s.free
+        if need <= 0:
+            break
+        n = 0
+        for k in range(s.n_run):
+            j = s.run[k].id
+            if (m.kind[j] == KIND_MALLEABLE and m.true_end[j] > s.now
+                    and m.resume[j] <= s.now and s.procs[j] > m.pmin[j]
+                    and (m.last_reconf[j] < 0 or s.now - m.last_reconf[j] >= m.min_interval)
+                    and (not m.is_checkin or s.now >= m.next_point[j])):
+                i = n
+                while i > 0 and (s.key[m.cand[i - 1]] < s.key[j] or (
+                        s.key[m.cand[i - 1]] == s.key[j] and m.cand[i - 1] < j)):
+                    m.cand[i] = m.cand[i - 1]
+                    i -= 1
+                m.cand[i] = j
+                n += 1
+        total_give = 0
+        for k in range(n):
+            j = m.cand[k]
+            newp = allowed_size(m, j, m.pmin[j])
+            if newp == 0:
+                newp = s.procs[j]
+            total_give += s.procs[j] - newp
+        if total_give < need:
+            break
+        for k in range(n):
+            if need <= 0:
+                break
+            j = m.cand[k]
+            give = s.procs[j] - m.pmin[j]
+            if give > need:
+                give = need
+            newp = allowed_size(m, j, s.procs[j] - give)
+            if newp == 0 or newp >= s.procs[j]:
+                continue
+            at_point(s, m, j)
+            need -= s.procs[j] - newp
+            resize(s, m, j, newp)
+        if need > 0:
+            break
+        start_waiting(s, m, 0)
+    return 0
+
+
+cdef inline int malleable_phase(sched_t* s, mall_t* m) except -1 nogil:
+    """The reconfiguration policy after a planning pass (the queue is compacted)."""
+    if m.policy == MPOL_DMR:
+        dmr_pass(s, m)
+    elif m.policy == MPOL_HEAD_UNBLOCK:
+        head_unblock_pass(s, m)
+    return 0

@@ -1,0 +1,322 @@
+"""The malleable event loop: a replay where some jobs are moldable or malleable.
+
+Same structure as loop.simulate (completions, arrivals, one planning pass per event
+time, the same pass kernel), plus the reconfiguration policy after each pass
+(malleable.pxd) and completion events re-keyed when a job's rate changes (lazy deletion:
+an event whose time is not the job's current completion time is stale and skipped).
+All-rigid inputs give exactly loop.simulate's schedule (tests/test_malleable_core.py).
+Times are integer seconds, sizes processors.
+"""
+import numpy as np
+
+from libc.string cimport memset
+from libc.stdlib cimport free as c_free
+from libc.stdint cimport int32_t, uint8_t
+
+from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
+from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
+from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_release, run_remove,
+                    record_runtime, queue_prepare)
+from backfill cimport schedule_pass
+from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, KIND_RIGID,
+                        MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
+
+from malleo._core.priority import queue_partition_term
+
+
+cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
+    """Job j ends at s.now: free its processors, record its runtime and usage."""
+    cdef simtime_t since
+    mall_on_end(s, m, j)
+    s.free += s.procs[j]
+    run_remove(s, j)
+    if s.estimate == ESTIMATE_PREDICT:
+        record_runtime(s, s.user[j], s.now - s.start[j])
+    if s.order == ORDER_MULTIFACTOR:
+        since = s.start[j]
+        if s.mf.calc_time > since:
+            since = s.mf.calc_time
+        s.accrued[s.user[j]] += <simtime_t> s.procs[j] * (s.now - since)
+    return 0
+
+
+cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
+                    uint8_t* is_seen) except -1 nogil:
+    """The replay: at each event time, completions (by index; stale events skipped),
+    arrivals, one pass and the reconfiguration policy; repeated while that starts
+    jobs that end at once."""
+    cdef intp_t n = s.n_jobs
+    cdef intp_t i = 0
+    cdef intp_t k, j
+    cdef simtime_t t
+    cdef bint is_first, is_zero
+    cdef event_t ev
+    while i < n or h.n > 0:
+        while h.n > 0 and (end[h.a[0].id] >= 0 or m.true_end[h.a[0].id] != h.a[0].time):
+            heap_pop(h)
+        if h.n == 0 and i >= n:
+            break
+        if h.n > 0 and (i >= n or h.a[0].time <= s.submit[i]):
+            t = h.a[0].time
+        else:
+            t = s.submit[i]
+        s.now = t
+        is_first = True
+        while True:
+            while h.n > 0 and h.a[0].time == t:
+                ev = heap_pop(h)
+                if end[ev.id] >= 0 or m.true_end[ev.id] != t:
+                    continue
+                end[ev.id] = t
+                complete(s, m, ev.id)
+            if is_first:
+                is_first = False
+                while i < n and s.submit[i] == t:
+                    s.wait[s.n_wait] = i
+                    s.n_wait += 1
+                    if not is_seen[s.user[i]]:
+                        is_seen[s.user[i]] = 1
+                        s.n_seen += 1
+                    i += 1
+            queue_prepare(s, False)
+            schedule_pass(s)
+            for k in range(s.n_started):
+                mall_on_start(s, m, s.started[k])
+            malleable_phase(s, m)
+            is_zero = False
+            for k in range(s.n_started):
+                j = s.started[k]
+                if m.true_end[j] == t:
+                    is_zero = True
+            if not is_zero:
+                break
+    return 0
+
+
+def _column(name, values, dtype, n, writable=False):
+    arr = np.array(values, dtype=dtype, copy=True) if writable else \
+        np.ascontiguousarray(values, dtype=dtype)
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: must be a 1-D array, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name}: length {arr.shape[0]} differs from submit's length {n}")
+    return arr
+
+
+_MODELS = {"linear": 0, "amdahl": 1, "downey": 2}
+_POLICIES = {"none": MPOL_NONE, "dmr": MPOL_DMR, "head-unblock": MPOL_HEAD_UNBLOCK}
+
+
+def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition, total_procs,
+                       policy, kind, min_procs, max_procs, speedup_a, speedup_b):
+    """Replay jobs, some moldable or malleable, through the scheduler.
+
+    Args:
+        submit, runtime, estimate, procs, user, queue, partition, total_procs, policy:
+            as :func:`malleo._core.simulate` (``procs`` is each job's trace size p0; its
+            runtime is at p0).  ``policy.malleability`` gives the speedup model, costs,
+            reconfiguration points and policy.
+        kind: uint8[n], 0 rigid, 1 moldable, 2 malleable.
+        min_procs, max_procs: int32[n], a flexible job's size range (processors),
+            1 <= min <= p0 <= max <= total_procs (rigid jobs: p0, p0).
+        speedup_a: float64[n], Amdahl f or Downey A per job (unused for linear).
+        speedup_b: float64[n], Downey sigma per job (unused otherwise).
+
+    Returns:
+        dict of numpy arrays: ``start``, ``end``, ``reservation``, ``backfilled``, ``est``
+        as ``simulate``; ``n_expand``, ``n_shrink`` (int32), ``reconfig_time`` (int64,
+        seconds without progress), ``proc_seconds`` (int64, processors x seconds held),
+        ``work`` and ``work_done`` (float64, single-processor-equivalent seconds), and
+        the size-change log ``log_job`` (int64), ``log_time`` (int64, seconds),
+        ``log_size`` (int32, processors), in time order, each job's start included.
+
+    Raises:
+        ValueError: as ``simulate``, or a size range not containing p0 / outside
+            1..total_procs.
+    """
+    from malleo.policy import parse_speedup
+
+    mal = policy.malleability
+    submit_a = _column("submit", submit, np.int64, None)
+    n = submit_a.shape[0]
+    runtime_a = _column("runtime", runtime, np.int64, n)
+    request_a = _column("estimate", estimate, np.int64, n, writable=True)
+    procs_a = _column("procs", procs, np.int32, n, writable=True)
+    user_a = _column("user", user, np.int64, n)
+    queue_a = _column("queue", queue, np.int64, n)
+    partition_a = _column("partition", partition, np.int64, n)
+    kind_a = _column("kind", kind, np.uint8, n, writable=True)
+    pmin_a = _column("min_procs", min_procs, np.int32, n, writable=True)
+    pmax_a = _column("max_procs", max_procs, np.int32, n, writable=True)
+    pa_a = _column("speedup_a", speedup_a, np.float64, n, writable=True)
+    pb_a = _column("speedup_b", speedup_b, np.float64, n, writable=True)
+    total = int(total_procs)
+    if total < 1:
+        raise ValueError(f"total_procs: must be >= 1, got {total}")
+    if n:
+        down = np.diff(submit_a) < 0
+        if down.any():
+            k = int(np.argmax(down)) + 1
+            raise ValueError(f"submit: must be sorted, job {k} submits at {submit_a[k]} "
+                             f"before job {k - 1} at {submit_a[k - 1]}")
+        for name, arr in (("submit", submit_a), ("runtime", runtime_a), ("estimate", request_a)):
+            if (arr < 0).any():
+                k = int(np.argmax(arr < 0))
+                raise ValueError(f"{name}: must be >= 0, job {k} has {arr[k]}")
+        bad = (procs_a < 1) | (procs_a > total)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has {procs_a[k]}")
+        bad = (pmin_a < 1) | (pmin_a > procs_a) | (pmax_a < procs_a) | (pmax_a > total)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"min_procs/max_procs: need 1 <= min <= procs <= max <= {total}, "
+                             f"job {k} has {pmin_a[k]} <= {procs_a[k]} <= {pmax_a[k]}")
+        if (kind_a > 2).any():
+            raise ValueError("kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
+    model, _ = parse_speedup(mal.speedup)
+
+    users, user_code = np.unique(user_a, return_inverse=True)
+    user_code = np.ascontiguousarray(user_code.reshape(-1), dtype=np.int32)
+    n_users = max(len(users), 1)
+    qp = np.ascontiguousarray(queue_partition_term(queue_a, partition_a, policy.multifactor),
+                              dtype=np.float64)
+    start = np.full(n, -1, dtype=np.int64)
+    end = np.full(n, -1, dtype=np.int64)
+    exp_end = np.zeros(n, dtype=np.int64)
+    resv_first = np.full(n, -1, dtype=np.int64)
+    resv_cur = np.full(n, -1, dtype=np.int64)
+    backfilled = np.zeros(n, dtype=np.uint8)
+    est = request_a.copy()
+    key = np.zeros(n, dtype=np.float64)
+    prio = np.full(n, np.nan, dtype=np.float64)
+    usage = np.zeros(n_users, dtype=np.float64)
+    accrued = np.zeros(n_users, dtype=np.int64)
+    hist1 = np.zeros(n_users, dtype=np.int64)
+    hist2 = np.zeros(n_users, dtype=np.int64)
+    hist_n = np.zeros(n_users, dtype=np.int32)
+    is_seen = np.zeros(n_users, dtype=np.uint8)
+    fzeros = [np.zeros(n, dtype=np.float64) for _ in range(4)]
+    work, done, est_work, req_work = fzeros
+    tcols = [np.zeros(n, dtype=np.int64) for _ in range(7)]
+    upd, resume, next_point, true_end, size_since, proc_sec, reconf_time = tcols
+    last_reconf = np.full(n, -1, dtype=np.int64)
+    n_expand = np.zeros(n, dtype=np.int32)
+    n_shrink = np.zeros(n, dtype=np.int32)
+    is_resized = np.zeros(n, dtype=np.uint8)
+    cand = np.zeros(max(n, 1), dtype=np.intp)
+
+    cdef sched_t s
+    cdef heap_t h
+    cdef mall_t m
+    memset(&s, 0, sizeof(sched_t))
+    memset(&h, 0, sizeof(heap_t))
+    memset(&m, 0, sizeof(mall_t))
+    sched_set_policy(&s, policy)
+    m.policy = _POLICIES[mal.policy]
+    m.model = _MODELS[model]
+    m.is_checkin = mal.points == "checkin"
+    m.is_scaled = mal.estimate_scaling == "speedup"
+    m.is_pow2 = bool(mal.power_of_two)
+    m.is_moldable_start = bool(mal.moldable_start)
+    m.cost_fixed = float(mal.reconfig_fixed)
+    m.cost_per_proc = float(mal.reconfig_per_proc)
+    m.min_interval = int(mal.min_interval)
+    m.checkin = int(mal.checkin_period)
+    if s.estimate == ESTIMATE_ACTUAL:
+        est = runtime_a.copy()
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"start": start, "end": end, "reservation": resv_first,
+                "backfilled": backfilled, "est": est, "n_expand": n_expand,
+                "n_shrink": n_shrink, "reconfig_time": reconf_time, "proc_seconds": proc_sec,
+                "work": work, "work_done": done, "log_job": empty, "log_time": empty.copy(),
+                "log_size": np.zeros(0, dtype=np.int32)}
+    est_start = np.zeros(n, dtype=np.int64)
+    cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a
+    cdef simtime_t[::1] v_request = request_a
+    cdef procs_t[::1] v_procs = procs_a, v_pmin = pmin_a, v_pmax = pmax_a
+    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n, v_nexp = n_expand, v_nshr = n_shrink
+    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
+    cdef double[::1] v_pa = pa_a, v_pb = pb_a, v_work = work, v_done = done
+    cdef double[::1] v_ew = est_work, v_rw = req_work
+    cdef simtime_t[::1] v_est = est, v_start = start, v_exp = exp_end, v_end = end
+    cdef simtime_t[::1] v_rf = resv_first, v_rc = resv_cur, v_acc = accrued
+    cdef simtime_t[::1] v_h1 = hist1, v_h2 = hist2
+    cdef simtime_t[::1] v_upd = upd, v_res = resume, v_np = next_point, v_te = true_end
+    cdef simtime_t[::1] v_ss = size_since, v_ps = proc_sec, v_rt = reconf_time
+    cdef simtime_t[::1] v_lr = last_reconf, v_e0 = est_start
+    cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen, v_kind = kind_a, v_rsz = is_resized
+    cdef intp_t[::1] v_cand = cand
+    s.total = total
+    s.free = total
+    s.n_jobs = n
+    s.submit = <simtime_t*> &v_submit[0]
+    s.request = &v_request[0]
+    s.procs = &v_procs[0]
+    s.user = &v_user[0]
+    s.qp = &v_qp[0]
+    s.est = &v_est[0]
+    s.key = &v_key[0]
+    s.prio = &v_prio[0]
+    s.start = &v_start[0]
+    s.exp_end = &v_exp[0]
+    s.resv_first = &v_rf[0]
+    s.resv_cur = &v_rc[0]
+    s.backfilled = &v_bf[0]
+    s.n_users = n_users
+    s.n_seen = 0
+    s.usage = &v_usage[0]
+    s.accrued = &v_acc[0]
+    s.hist1 = &v_h1[0]
+    s.hist2 = &v_h2[0]
+    s.hist_n = &v_hist_n[0]
+    m.heap = &h
+    m.kind = &v_kind[0]
+    m.pmin = &v_pmin[0]
+    m.pmax = &v_pmax[0]
+    m.pa = &v_pa[0]
+    m.pb = &v_pb[0]
+    m.runtime = &v_runtime[0]
+    m.work = &v_work[0]
+    m.done = &v_done[0]
+    m.est_work = &v_ew[0]
+    m.req_work = &v_rw[0]
+    m.upd = &v_upd[0]
+    m.resume = &v_res[0]
+    m.last_reconf = &v_lr[0]
+    m.next_point = &v_np[0]
+    m.true_end = &v_te[0]
+    m.size_since = &v_ss[0]
+    m.proc_sec = &v_ps[0]
+    m.est0 = &v_e0[0]
+    m.reconf_time = &v_rt[0]
+    m.n_expand = &v_nexp[0]
+    m.n_shrink = &v_nshr[0]
+    m.is_resized = &v_rsz[0]
+    m.cand = &v_cand[0]
+    try:
+        sched_alloc(&s, n)
+        heap_init(&h, 1024)
+        with nogil:
+            run_events(&s, &m, &h, &v_end[0], &v_seen[0])
+        n_log = m.n_log
+        log_job = np.array(<intp_t[:n_log]> m.log_job, dtype=np.int64) if n_log else \
+            np.zeros(0, dtype=np.int64)
+        log_time = np.array(<simtime_t[:n_log]> m.log_time, dtype=np.int64) if n_log else \
+            np.zeros(0, dtype=np.int64)
+        log_size = np.array(<procs_t[:n_log]> m.log_size, dtype=np.int32) if n_log else \
+            np.zeros(0, dtype=np.int32)
+    finally:
+        sched_release(&s)
+        heap_release(&h)
+        c_free(m.log_job)
+        c_free(m.log_time)
+        c_free(m.log_size)
+    # jobs never resized report exactly their demanded work (no float accounting drift)
+    done = np.where(is_resized.astype(bool), done, work)
+    return {"start": start, "end": end, "reservation": resv_first, "backfilled": backfilled,
+            "est": est_start,
+            "n_expand": n_expand, "n_shrink": n_shrink, "reconfig_time": reconf_time,
+            "proc_seconds": proc_sec, "work": work, "work_done": done,
+            "log_job": log_job, "log_time": log_time, "log_size": log_size}

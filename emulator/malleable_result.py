@@ -1,0 +1,117 @@
+"""The :class:`ReplayResult` of a malleable replay: extra job columns, the size log and the
+summary additions (docs/malleability.md).
+
+Times are integer seconds, sizes processors (allocation units on node-exclusive
+machines: whole nodes for the size log, processors for ``proc_seconds``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from malleo.emulator import metrics
+from malleo.emulator.results import JOB_COLUMNS, ReplayResult
+from malleo.emulator.swf_fields import FIELDS
+from malleo.policy import JOB_KINDS
+
+__all__ = ["malleable_result", "MALLEABLE_COLUMNS"]
+
+MALLEABLE_COLUMNS = ("kind", "min_procs", "max_procs", "elapsed", "n_expand", "n_shrink",
+                     "reconfig_time", "proc_seconds")
+"""Job columns a malleable replay adds after :data:`JOB_COLUMNS`."""
+
+
+def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
+                     flex: dict[str, np.ndarray], alloc: np.ndarray, machine_procs: int,
+                     node_procs: int, policy, meta, dropped: dict[str, int], source: str,
+                     bsld_threshold: float) -> ReplayResult:
+    """Assemble the result of ``simulate_malleable``.
+
+    ``wait`` and ``response`` are as usual (response = end - submit); ``slowdown`` and
+    ``bsld`` divide the response by the trace runtime (at the trace size), so a job that
+    ran faster thanks to an expansion can score below its rigid self.  ``utilization``
+    is processor-seconds held / (P x makespan).
+    """
+    unit = node_procs if node_procs else 1
+    submit = table["submit_time"].to_numpy(dtype=np.int64)
+    runtime = table["runtime"].to_numpy(dtype=np.int64)
+    start = np.asarray(core["start"], dtype=np.int64)
+    end = np.asarray(core["end"], dtype=np.int64)
+    elapsed = end - start
+    wait = start - submit
+    response = end - submit
+    slowdown = np.maximum(response / np.maximum(runtime, 1), 1.0)
+    bsld = np.maximum(response / np.maximum(runtime, bsld_threshold), 1.0)
+    user = table["user_id"].to_numpy()
+    backfilled = np.asarray(core["backfilled"]).astype(bool)
+    alloc = np.asarray(alloc, dtype=np.int64)
+    proc_seconds = np.asarray(core["proc_seconds"], dtype=np.int64) * unit
+    kind_names = np.array(JOB_KINDS)[np.asarray(flex["kind"], dtype=np.int64)]
+    jobs = pd.DataFrame({
+        "job_id": table["job_number"].to_numpy(dtype=np.int64, copy=True),
+        "submit": submit.copy(), "start": start, "end": end, "wait": wait,
+        "response": response, "procs": table["procs"].to_numpy(dtype=np.int64, copy=True),
+        "alloc_procs": alloc.copy(), "runtime": runtime.copy(),
+        "estimate": table["estimate"].to_numpy(dtype=np.int64, copy=True),
+        "bsld": bsld, "slowdown": slowdown, "user": table["user_id"].to_numpy(copy=True),
+        "queue": table["queue"].to_numpy(copy=True),
+        "partition": table["partition"].to_numpy(copy=True), "backfilled": backfilled,
+        "reservation": np.array(core["reservation"], dtype=np.int64, copy=True),
+        "kind": kind_names,
+        "min_procs": np.asarray(flex["min_procs"], dtype=np.int64) * unit,
+        "max_procs": np.asarray(flex["max_procs"], dtype=np.int64) * unit,
+        "elapsed": elapsed, "n_expand": np.asarray(core["n_expand"], dtype=np.int64),
+        "n_shrink": np.asarray(core["n_shrink"], dtype=np.int64),
+        "reconfig_time": np.asarray(core["reconfig_time"], dtype=np.int64),
+        "proc_seconds": proc_seconds,
+    }, columns=[*JOB_COLUMNS, *MALLEABLE_COLUMNS])
+    summary, users = metrics.summarize(submit, start, end, elapsed, alloc, user, backfilled,
+                                       machine_procs, bsld_threshold, dropped)
+    makespan = summary.get("makespan")
+    if len(jobs):
+        summary["bsld_mean"] = float(np.mean(bsld))
+        summary["slowdown_mean"] = float(np.mean(slowdown))
+        summary["utilization"] = (float(proc_seconds.sum()) / (machine_procs * makespan)
+                                  if makespan and makespan > 0 else float("nan"))
+        users = metrics.user_metrics(user, bsld, wait)
+        summary["fairness_jain"] = metrics.jain_index(users["bsld_mean"].to_numpy())
+    summary.update(malleable_summary(jobs, policy))
+    summary.update({"policy": policy.describe(), "procs": machine_procs,
+                    "node_procs": node_procs, "source": source})
+    log_rows = np.asarray(core["log_job"], dtype=np.int64)
+    size_log = pd.DataFrame({"job_id": jobs["job_id"].to_numpy()[log_rows],
+                             "time": np.asarray(core["log_time"], dtype=np.int64),
+                             "size": np.asarray(core["log_size"], dtype=np.int64)})
+    swf_cols = [c for c in FIELDS if c in table.columns]
+    return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
+                        policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
+                        source=source, swf_table=table[swf_cols].reset_index(drop=True),
+                        size_log=size_log)
+
+
+def malleable_summary(jobs: pd.DataFrame, policy) -> dict[str, Any]:
+    """The summary additions: reconfigurations by kind, time reconfiguring, workload
+    completion time (last end - first submit, s), the expand mode used, and per job kind
+    the jobs, mean wait, mean response, mean bounded slowdown (``by_kind``)."""
+    mal = policy.malleability
+    out: dict[str, Any] = {
+        "reconfigurations_expand": int(jobs["n_expand"].sum()),
+        "reconfigurations_shrink": int(jobs["n_shrink"].sum()),
+        "reconfig_time_total": int(jobs["reconfig_time"].sum()),
+        "workload_completion": (int(jobs["end"].max() - jobs["submit"].min())
+                                if len(jobs) else float("nan")),
+        "expand_mode": mal.expand_mode,
+        "reconfig_policy": mal.policy,
+        "malleability": mal.describe(),
+    }
+    by_kind = {}
+    for name, group in jobs.groupby("kind", sort=True):
+        by_kind[str(name)] = {"jobs": int(len(group)),
+                              "wait_mean": float(group["wait"].mean()),
+                              "response_mean": float(group["response"].mean()),
+                              "bsld_mean": float(group["bsld"].mean()),
+                              "proc_seconds": int(group["proc_seconds"].sum())}
+    out["by_kind"] = by_kind
+    return out

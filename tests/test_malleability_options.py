@@ -1,0 +1,121 @@
+"""Malleability options: the Malleability value object, its policy-file table, the CLI
+options, the trace-to-flexible conversion and the malleable replay result."""
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from malleo.emulator.cli import cli
+from malleo.emulator.driver import replay
+from malleo.emulator.flex import flexible_jobs
+from malleo.errors import MalleoError, PolicyError
+from malleo.policy import Malleability, Policy, parse_speedup
+from malleo.policy_file import dump_policy, loads_policy
+
+
+def test_defaults_are_rigid_and_validated():
+    assert not Malleability().enabled
+    assert Policy().describe() == "fcfs+easy"
+    with pytest.raises(PolicyError, match="fraction"):
+        Malleability(fraction=1.5)
+    with pytest.raises(PolicyError, match="max_factor"):
+        Malleability(max_factor=0.5)
+    with pytest.raises(PolicyError, match="policy"):
+        Malleability(policy="grow")
+    with pytest.raises(PolicyError, match="F must be in"):
+        Malleability(speedup="amdahl:1.5")
+    with pytest.raises(PolicyError, match="takes 2 parameter"):
+        Malleability(speedup="downey:5")
+
+
+def test_parse_speedup_ranges():
+    assert parse_speedup("linear") == ("linear", ())
+    assert parse_speedup("amdahl:0.05") == ("amdahl", ((0.05, 0.05),))
+    assert parse_speedup("downey:10~50,1") == ("downey", ((10.0, 50.0), (1.0, 1.0)))
+    with pytest.raises(PolicyError, match="LO > HI"):
+        parse_speedup("amdahl:0.2~0.1")
+
+
+def test_policy_file_round_trip_and_line_errors():
+    pol = Policy(malleability=Malleability(fraction=0.25, queues=(1, 3), power_of_two=True,
+                                           speedup="downey:8~64,0.5", policy="head-unblock"))
+    assert loads_policy(dump_policy(pol)) == pol
+    assert "[malleability]" not in dump_policy(Policy())
+    text = 'order = "fcfs"\n[malleability]\nfraction = 0.5\nmin_interval = -3\n'
+    with pytest.raises(PolicyError, match=r"^p.toml:4: malleability.min_interval: must be >= 0"):
+        loads_policy(text, "p.toml")
+    with pytest.raises(PolicyError, match=r"^p.toml:3: malleability.colour: unknown key"):
+        loads_policy("[malleability]\nfraction = 0.5\ncolour = 1\n", "p.toml")
+    with pytest.raises(PolicyError, match=r"^p.toml:2: malleability.power_of_two: must be a "
+                                          r"boolean"):
+        loads_policy("[malleability]\npower_of_two = 1\n", "p.toml")
+
+
+def test_flexible_jobs_rules_and_reproducibility():
+    p0 = np.array([1, 2, 4, 8, 16, 32, 64, 3] * 50)
+    queue = np.arange(p0.size) % 3
+    user = np.arange(p0.size) % 5
+    mal = Malleability(fraction=0.5, min_procs=4, queues=(0, 2), min_factor=0.5,
+                       max_factor=2.0, speedup="amdahl:0.01~0.1", seed=7)
+    a = flexible_jobs(p0, queue, user, 64, mal)
+    b = flexible_jobs(p0, queue, user, 64, mal)
+    for key in a:
+        assert a[key].tolist() == b[key].tolist()
+    flex = a["kind"] == 2
+    assert flex.any() and not flex.all()
+    assert (p0[flex] >= 4).all() and np.isin(queue[flex], (0, 2)).all()
+    assert (a["min_procs"] <= p0).all() and (a["max_procs"] >= p0).all()
+    assert (a["max_procs"] <= 64).all()
+    assert (a["min_procs"][~flex] == p0[~flex]).all()
+    assert ((a["speedup_a"] >= 0.01) & (a["speedup_a"] <= 0.1)).all()
+    c = flexible_jobs(p0, queue, user, 64, Malleability(fraction=0.5, seed=8))
+    assert c["kind"].tolist() != flexible_jobs(p0, queue, user, 64,
+                                               Malleability(fraction=0.5, seed=7))["kind"].tolist()
+
+
+def test_malleable_replay_result():
+    pol = Policy(malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+                                           reconfig_fixed=10, reconfig_per_proc=0.5))
+    res = replay(None, pol, jobs="0:1500")
+    j = res.jobs
+    assert set(j["kind"]) == {"rigid", "malleable"}
+    assert (j.loc[j["kind"] == "rigid", "n_expand"] == 0).all()
+    s = res.summary
+    assert s["reconfigurations_expand"] == int(j["n_expand"].sum()) > 0
+    assert s["expand_mode"] == "in-place"
+    assert s["workload_completion"] == int(j["end"].max() - j["submit"].min())
+    assert set(s["by_kind"]) == {"rigid", "malleable"}
+    assert sum(v["jobs"] for v in s["by_kind"].values()) == len(j)
+    hist = res.size_history()
+    assert len(hist) == len(j)
+    some = int(j.loc[j["n_expand"] > 0, "job_id"].iloc[0])
+    assert len(hist[some]) >= 2
+    assert 0 < s["utilization"] <= 1
+
+
+def test_unsimulated_modes_are_refused():
+    pol = Policy(malleability=Malleability(fraction=0.5, expand_mode="slurm"))
+    with pytest.raises(MalleoError, match="in-place expansion only"):
+        replay(None, pol, jobs="0:50")
+
+
+def test_cli_replay_and_compare_take_the_options():
+    runner = CliRunner()
+    out = runner.invoke(cli, ["replay", "--jobs", "0:800", "-q", "--json", "--malleable", "0.5",
+                              "--speedup", "amdahl:0.05", "--reconfig-cost", "10+0.5",
+                              "--reconfig-policy", "dmr", "--reconfig-points", "checkin:600",
+                              "--min-interval", "60"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["expand_mode"] == "in-place"
+    assert data["policy"]["malleability"]["reconfig_fixed"] == 10.0
+    assert data["policy"]["malleability"]["checkin_period"] == 600
+    bad = runner.invoke(cli, ["replay", "--jobs", "0:10", "-q", "--malleable", "0.5",
+                              "--reconfig-cost", "ten"])
+    assert bad.exit_code == 2 and "--reconfig-cost" in bad.output
+    cmp = runner.invoke(cli, ["compare", "--jobs", "0:500", "-q", "--json", "--policy",
+                              "fcfs+easy", "--malleable", "1", "--reconfig-policy",
+                              "head-unblock"], catch_exceptions=False)
+    assert cmp.exit_code == 0, cmp.output
+    assert json.loads(cmp.output)[0]["reconfig_policy"] == "head-unblock"

@@ -1,0 +1,209 @@
+"""The malleable event loop (malleo._core.malleable_loop): rigid equivalence, closed forms,
+work conservation, capacity, size bounds, costs, intervals, check-in points and the dmr /
+head-unblock policies (docs/malleability.md)."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from helpers import EXAMPLES
+from malleo._core import simulate
+from malleo._core.malleable_loop import simulate_malleable
+from malleo.emulator.flex import speedup_value
+from malleo.policy import Malleability, Policy
+
+RIGID, MOLDABLE, MALLEABLE = 0, 1, 2
+
+
+def run(jobs, total, mal=None, **policy):
+    """jobs: rows (submit, runtime, request, procs, kind, min, max[, a[, b]])."""
+    rows = [tuple(j) + (0.0,) * (9 - len(j)) for j in jobs]
+    c = list(zip(*rows))
+    n = len(rows)
+    pol = Policy(malleability=mal or Malleability(fraction=1.0), **policy)
+    return simulate_malleable(np.array(c[0]), np.array(c[1]), np.array(c[2]), np.array(c[3]),
+                              np.zeros(n), np.zeros(n), np.zeros(n), total, pol,
+                              np.array(c[4]), np.array(c[5]), np.array(c[6]),
+                              np.array(c[7], dtype=float), np.array(c[8], dtype=float))
+
+
+def sizes(r, j):
+    return [(int(t), int(p)) for jj, t, p in zip(r["log_job"], r["log_time"], r["log_size"])
+            if jj == j]
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy", "conservative", "slurm"])
+@pytest.mark.parametrize("order, estimate", [("fcfs", "request"), ("sjf", "predict"),
+                                             ("multifactor", "request"), ("fcfs", "actual")])
+def test_all_rigid_equals_simulate(backfill, order, estimate):
+    from malleo.emulator.driver import load_workload
+
+    t = load_workload(None).table.iloc[:1500]
+    cols = [t[c].to_numpy() for c in ("submit_time", "runtime", "estimate", "procs", "user_id",
+                                      "queue", "partition")]
+    n = len(t)
+    pol = Policy(order=order, backfill=backfill, estimate=estimate,
+                 malleability=Malleability(fraction=1.0))
+    want = simulate(*cols, 256, pol)
+    p = cols[3].astype(np.int32)
+    got = simulate_malleable(*cols, 256, pol, np.zeros(n, np.uint8), p, p, np.zeros(n),
+                             np.zeros(n))
+    for key in want:
+        assert got[key].tolist() == want[key].tolist(), key
+    assert (got["n_expand"] == 0).all() and (got["n_shrink"] == 0).all()
+    assert got["proc_seconds"].tolist() == (p * cols[1]).tolist()
+
+
+@pytest.mark.parametrize("r, p0, total", [(1000, 4, 64), (999, 3, 10), (7, 1, 5), (3600, 8, 8)])
+def test_linear_alone_runs_r_p0_over_p(r, p0, total):
+    mal = Malleability(fraction=1.0, speedup="linear")
+    res = run([(5, r, 2 * r, p0, MALLEABLE, 1, total)], total, mal)
+    assert res["start"].tolist() == [5]
+    assert res["end"].tolist() == [5 + math.ceil(r * p0 / total)]
+    assert sizes(res, 0)[-1][1] == total
+
+
+@pytest.mark.parametrize("f, p0, total", [(0.05, 4, 64), (0.3, 2, 16), (0.0, 1, 4)])
+def test_amdahl_fixed_size_and_expansion_match_the_formula(f, p0, total):
+    mal = Malleability(fraction=1.0, speedup=f"amdahl:{f}")
+    fixed = run([(0, 500, 500, p0, MALLEABLE, p0, p0, f)], total, mal)
+    assert fixed["end"].tolist() == [500]
+    grown = run([(0, 500, 500, p0, MALLEABLE, 1, total, f)], total, mal)
+    s0 = speedup_value("amdahl", p0, f)
+    s1 = speedup_value("amdahl", total, f)
+    assert grown["end"].tolist() == [math.ceil(500 * s0 / s1 - 1e-9)]
+
+
+def test_reconfiguration_cost_delays_completion():
+    mal = Malleability(fraction=1.0, speedup="linear", reconfig_fixed=10, reconfig_per_proc=0.5)
+    res = run([(0, 800, 800, 2, MALLEABLE, 1, 8)], 8, mal)
+    # expand 2 -> 8 at 0: cost ceil(10 + 0.5 x 6) = 13 s, then 1600 / 8 = 200 s
+    assert res["end"].tolist() == [213]
+    assert res["reconfig_time"].tolist() == [13]
+    assert res["proc_seconds"].tolist() == [8 * 213]
+
+
+def test_dmr_shrinks_to_start_the_waiting_job():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    res = run([(0, 100, 100, 4, MALLEABLE, 2, 8), (10, 50, 50, 4, RIGID, 4, 4)], 8, mal)
+    # A (work 400) grows to 8 at 0 (80 done by 10), shrinks to 4 at 10 for B (200 more
+    # by 60), grows back to 8 when B ends: 120 left at rate 8 -> 15 s
+    assert sizes(res, 0) == [(0, 4), (0, 8), (10, 4), (60, 8)]
+    assert res["start"].tolist() == [0, 10]
+    assert res["end"].tolist() == [75, 60]
+    assert res["n_expand"].tolist() == [2, 0] and res["n_shrink"].tolist() == [1, 0]
+
+
+def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    # at 5: A holds 8 of 8; B (8 procs) cannot start by shrinking A (min 4), C (2) can
+    res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (5, 10, 10, 8, RIGID, 8, 8),
+               (5, 10, 10, 2, RIGID, 2, 2)], 8, mal, backfill="none")
+    assert sizes(res, 0)[:2] == [(0, 8), (5, 6)]
+    assert res["start"][2] == 5
+
+
+def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    # R holds 6, A 1; B (3) heads the queue, C (1) waits behind it under strict order:
+    # the free processor is one C could use, so A (min 1) neither shrinks nor expands.
+    res = run([(0, 1000, 1000, 6, RIGID, 6, 6), (0, 100, 100, 1, MALLEABLE, 1, 8),
+               (0, 10, 10, 3, RIGID, 3, 3), (0, 10, 10, 1, RIGID, 1, 1)], 8, mal,
+              backfill="none")
+    assert sizes(res, 1) == [(0, 1)]
+    assert res["end"][1] == 100
+
+
+def test_head_unblock_shrinks_lowest_priority_first():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="head-unblock")
+    # A (submitted first) and B hold 4 each; H needs 3: B (lower priority) gives 3
+    res = run([(0, 100, 100, 4, MALLEABLE, 1, 4), (1, 100, 100, 4, MALLEABLE, 1, 4),
+               (2, 10, 10, 3, RIGID, 3, 3)], 8, mal)
+    assert sizes(res, 0) == [(0, 4)]
+    assert sizes(res, 1) == [(1, 4), (2, 1)]
+    assert res["start"][2] == 2
+
+
+def test_min_interval_and_checkin_points():
+    mal = Malleability(fraction=1.0, speedup="linear", min_interval=30, points="checkin",
+                       checkin_period=20)
+    jobs = [(0, 200, 200, 4, MALLEABLE, 2, 8)] + [(t, 5, 5, 4, RIGID, 4, 4)
+                                                  for t in (1, 21, 45, 70)]
+    res = run(jobs, 8, mal)
+    changes = sizes(res, 0)[1:]
+    times = [t for t, _ in changes]
+    assert all(b - a >= 30 for a, b in zip(times, times[1:]))
+    assert all(t >= 20 for t in times)
+
+
+jobs_strategy = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(0, 120), st.integers(0, 60),
+              st.integers(1, 8), st.sampled_from([RIGID, MALLEABLE]), st.integers(0, 8),
+              st.integers(0, 8)), min_size=1, max_size=12)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(jobs=jobs_strategy, total=st.integers(4, 10),
+       policy=st.sampled_from(["dmr", "head-unblock", "none"]),
+       backfill=st.sampled_from(["easy", "conservative", "none", "slurm"]),
+       model=st.sampled_from(["linear", "amdahl:0.1", "downey:6,0.5", "downey:4,2"]),
+       cost=st.sampled_from([(0, 0), (3, 0.5)]), pow2=st.booleans(),
+       interval=st.sampled_from([0, 15]), points=st.sampled_from(["any", "checkin"]))
+def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model, cost, pow2,
+                                           interval, points):
+    rows = []
+    for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
+        p = min(p, total)
+        pmin = max(1, p - lo) if kind else p
+        pmax = min(total, p + hi) if kind else p
+        rows.append((submit, runtime, runtime + extra, p, kind, pmin, pmax))
+    a = 0.1 if model.startswith("amdahl") else float(model.split(":")[1].split(",")[0]) \
+        if model.startswith("downey") else 0.0
+    b = float(model.split(",")[1]) if model.startswith("downey") else 0.0
+    rows = [r + (a, b) for r in rows]
+    mal = Malleability(fraction=1.0, speedup=model, policy=policy, reconfig_fixed=cost[0],
+                       reconfig_per_proc=cost[1], power_of_two=pow2, min_interval=interval,
+                       points=points, checkin_period=10)
+    res = run(rows, total, mal, backfill=backfill)
+    n = len(rows)
+    start, end = res["start"], res["end"]
+    assert (start >= np.array([r[0] for r in rows])).all() and (end >= start).all()
+    # sizes stay in [min, max]; rigid jobs never change
+    last = {}
+    for j, t, p in zip(res["log_job"].tolist(), res["log_time"].tolist(),
+                       res["log_size"].tolist()):
+        assert rows[j][5] <= p <= rows[j][6]
+        if rows[j][4] == RIGID:
+            assert p == rows[j][3]
+        last[j] = p
+    assert sorted(last) == list(range(n))
+    # work conserved: the completed work is the demanded work, to one second at the end size
+    for j in range(n):
+        rate = speedup_value(model.split(":")[0], last[j], a, b)
+        assert res["work_done"][j] >= res["work"][j] - 1e-6 * max(1.0, res["work"][j])
+        assert res["work_done"][j] - res["work"][j] <= rate + 1e-6
+    # capacity never exceeded: replay the size log and the ends as a step function
+    delta = {}
+    current = {}
+    for j, t, p in zip(res["log_job"].tolist(), res["log_time"].tolist(),
+                       res["log_size"].tolist()):
+        delta[t] = delta.get(t, 0) + p - current.get(j, 0)
+        current[j] = p
+    for j in range(n):
+        delta[int(end[j])] = delta.get(int(end[j]), 0) - last[j]
+    busy = 0
+    for t in sorted(delta):
+        busy += delta[t]
+        assert 0 <= busy <= total, (t, busy)
+    # processor-seconds equal the integral of the size log
+    for j in range(n):
+        changes = [(t, p) for jj, t, p in zip(res["log_job"], res["log_time"], res["log_size"])
+                   if jj == j] + [(int(end[j]), 0)]
+        area = sum(p * (t2 - t1) for (t1, p), (t2, _) in zip(changes, changes[1:]))
+        assert res["proc_seconds"][j] == area
+
+
+def test_bad_size_range_is_refused():
+    with pytest.raises(ValueError, match="min_procs/max_procs"):
+        run([(0, 10, 10, 4, MALLEABLE, 5, 8)], 8)
