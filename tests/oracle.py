@@ -204,8 +204,13 @@ class _Oracle:
     def schedule_pass(self, t: int) -> list[int]:
         queue = sorted(self.waiting, key=lambda j: self.queue_key(j, t))
         started: list[int] = []
-        # each pass first starts every job that fits in the free processors now, in queue
-        # order, until the first that does not fit (the head) - in every backfill mode
+        if self.backfill == "conservative":
+            # conservative has no first walk: the re-plan places every waiting job
+            self.conservative_replan(t, queue, started)
+            self.mark_backfilled(queue)
+            return started
+        # none, easy and slurm first start every job that fits in the free processors
+        # now, in queue order, until the first that does not fit (the head)
         head = None
         for j in queue:
             if self.procs[j] <= self.free_now():
@@ -219,17 +224,19 @@ class _Oracle:
             pass                  # none: nothing behind the head starts
         elif self.backfill == "easy":
             self.easy_backfill(t, behind, started)
-        elif self.backfill == "conservative":
-            self.conservative_replan(t, behind, started)
         else:
             self.slurm_backfill(t, behind, started)
-        # [semantics: What the replay records] backfilled: a job ahead of it was left waiting
+        self.mark_backfilled(queue)
+        return started
+
+    def mark_backfilled(self, queue: list[int]) -> None:
+        """[semantics: What the replay records] backfilled: a job ahead of it in this
+        pass's queue was left waiting."""
         left_waiting = set(self.waiting)
         first_left = next((p for p, k in enumerate(queue) if k in left_waiting), len(queue))
         for position, j in enumerate(queue):
             if position > first_left and j not in left_waiting:
                 self.backfilled[j] = 1
-        return started
 
     # [semantics: Backfill, easy]
     def easy_backfill(self, t: int, behind: list[int], started: list[int]) -> None:
@@ -274,7 +281,7 @@ class _Oracle:
 
     # [semantics: Backfill, conservative]
     def conservative_replan(self, t: int, behind: list[int], started: list[int]) -> None:
-        """Re-plan every waiting job (the head and all behind it) from the profile of
+        """Re-plan every waiting job (the whole queue) from the profile of
         running jobs; those planned at t start now."""
         profile = self.running_profile(t)
         position = {j: i for i, j in enumerate(behind)}
@@ -284,10 +291,9 @@ class _Oracle:
                          key=lambda j: (self.held[j], position[j]))
         others = [j for j in behind if j not in self.held]
         for j in holders + others:
-            est = self.est(j)
-            s = profile.earliest_fit(t, self.procs[j], est)
-            # a job with est = 0 occupies nothing (but needed procs <= free at s)
-            profile.occupy(s, s + est, self.procs[j])
+            hold = max(self.est(j), 1)    # [semantics: Backfill] planned jobs hold >= 1 s
+            s = profile.earliest_fit(t, self.procs[j], hold)
+            profile.occupy(s, s + hold, self.procs[j])
             self.held[j] = s
             if self.reservation[j] == -1:
                 self.reservation[j] = s
@@ -304,17 +310,17 @@ class _Oracle:
         profile = self.running_profile(t, res)
         reserved = 0
         for j in behind:
-            est = self.est(j)
+            hold = max(self.est(j), 1)            # [semantics: Backfill] planned jobs hold >= 1 s
             n = self.procs[j]
-            if profile.fits(t, n, est):           # fits now for its whole estimate
-                profile.occupy(t, t + est, n)
+            if profile.fits(t, n, hold):          # fits now for its whole estimate
+                profile.occupy(t, t + hold, n)
                 self.start_job(j, t)
                 started.append(j)
             elif reserved < self.bf_max_job_test:
-                s = profile.earliest_fit(t, n, est, step=res)
+                s = profile.earliest_fit(t, n, hold, step=res)
                 if s > t + self.bf_window:
                     continue                      # beyond the window: no reservation
-                profile.occupy(s, s + est, n)
+                profile.occupy(s, s + hold, n)
                 reserved += 1
                 if self.reservation[j] == -1:
                     self.reservation[j] = s

@@ -65,21 +65,6 @@ def workloads(draw, max_jobs: int = 40, max_procs: int = 16,
     return Workload(submit, runtime, estimate, procs, user, total)
 
 
-def capacity_safe_workloads(backfill: str, est_mode: str):
-    """Workloads in which no job with a positive runtime is ever planned with a 0-second
-    estimate under ``(backfill, est_mode)``.
-
-    The page lets a job with ``est = 0`` occupy nothing in the conservative and slurm
-    plans, so such a job that really runs can share its processors with a job planned
-    at the same instant; ``none`` and ``easy`` start jobs on the real free count only.
-    """
-    if backfill in ("none", "easy") or est_mode == "actual":
-        return workloads()
-    if est_mode == "request":
-        return workloads(min_estimate=1)
-    return workloads(min_runtime=1, min_estimate=1)   # predict: history means >= 1
-
-
 orders = st.sampled_from(ORACLE_ORDERS)
 backfills = st.sampled_from(ORACLE_BACKFILLS)
 estimate_modes = st.sampled_from(ORACLE_ESTIMATES)

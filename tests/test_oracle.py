@@ -72,18 +72,18 @@ def test_easy_only_protects_the_head_where_conservative_protects_everyone():
     assert easy["backfilled"] == [0, 0, 0, 1]
     conservative = run(jobs, 3, backfill="conservative")
     assert conservative["start"] == [0, 10, 20, 25]
-    assert conservative["reservation"] == [-1, 10, 20, 25]
+    assert conservative["reservation"] == [0, 10, 20, 25]
     assert conservative["backfilled"] == [0, 0, 0, 0]
 
 
 def test_conservative_compresses_after_an_early_end():
     # P=2.  Job 0 requests 10 s but ends at 5.  t=0: job 1 reserved at 10; t=1: job 2
-    # reserved at 13 (after job 1's planned [10, 13)).  t=5: job 0 ends; job 1 starts
-    # now (greedy walk); job 2 is re-planned to 8, before its reservation of 13.
+    # reserved at 13 (after job 1's planned [10, 13)).  t=5: job 0 ends; job 1, re-planned
+    # first (earliest reservation), starts now; job 2 is re-planned to 8, before its 13.
     jobs = [(0, 5, 10, 2), (0, 3, 3, 2), (1, 2, 2, 1)]
     result = run(jobs, 2, backfill="conservative")
     assert result["start"] == [0, 5, 8]
-    assert result["reservation"] == [-1, 10, 13]
+    assert result["reservation"] == [0, 10, 13]
 
 
 def test_conservative_records_a_reservation_planned_now():
@@ -91,7 +91,7 @@ def test_conservative_records_a_reservation_planned_now():
     # reservation is t; it passed the waiting head, so it is backfilled.
     result = run(BLOCKED_HEAD, 4, backfill="conservative")
     assert result["start"] == [0, 10, 2]
-    assert result["reservation"] == [-1, 10, 2]
+    assert result["reservation"] == [0, 10, 2]
     assert result["backfilled"] == [0, 0, 1]
 
 
@@ -212,24 +212,22 @@ def test_rejects_what_it_does_not_model():
         run([(0, 1, 1, 5)], 4)
 
 
-# The two cases below pin rules of the page that break a guarantee stated elsewhere on it
-# (reported; see docs/testing.md).  Both the core and the oracle follow the page here.
-
-def test_greedy_walk_runs_before_the_conservative_replan():
+def test_conservative_keeps_an_earlier_reservation_after_an_early_end():
     # P=2.  Jobs 0 and 1 run 0..1 (job 0 requested 2 s).  Job 2 (2 procs) is reserved at
-    # 2, job 3 (1 proc) at 1.  At t=1 the walk that opens every pass starts job 2 (it
-    # fits now), ahead of job 3's earlier reservation: job 3 starts at 2.
+    # 2, job 3 (1 proc) at 1.  At t=1 there is no greedy walk: job 3, holding the earlier
+    # reservation, is re-planned first and starts; job 2 keeps its slot at 2.
     jobs = [(0, 1, 2, 1), (0, 1, 1, 1), (0, 1, 1, 2), (0, 1, 1, 1)]
     result = run(jobs, 2, backfill="conservative")
-    assert result["reservation"] == [-1, -1, 2, 1]
-    assert result["start"] == [0, 0, 1, 2]
+    assert result["reservation"] == [0, 0, 2, 1]
+    assert result["start"] == [0, 0, 2, 1]
 
 
-def test_conservative_zero_estimate_occupies_nothing_even_while_it_runs():
+def test_conservative_zero_estimate_holds_a_second_and_never_oversubscribes():
     # P=2.  Job 0 (1 proc) runs 0..10; job 1 (2 procs) is reserved at 10.  Job 2 requests
-    # 0 s (it runs 10): planned at 0, it occupies nothing, so job 3 is planned at 0 too
-    # and three processors are busy on a two-processor machine.
+    # 0 s but runs 10: planned at 0 it holds [0, 1), so job 3 cannot start at 0 and is
+    # reserved at 1; once running, job 2's expected end keeps moving to t + 1, so job 3
+    # starts only when jobs 0 and 2 end at 10, and job 1 (behind it) at 15.
     jobs = [(0, 10, 10, 1), (0, 1, 1, 2), (0, 10, 0, 1), (0, 5, 5, 1)]
     result = run(jobs, 2, backfill="conservative")
-    assert result["start"] == [0, 10, 0, 0]
-    assert result["reservation"] == [-1, 10, 0, 0]
+    assert result["start"] == [0, 15, 0, 10]
+    assert result["reservation"] == [0, 10, 0, 1]
