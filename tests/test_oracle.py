@@ -144,6 +144,14 @@ def test_easy_shadow_of_a_zero_estimate_job_is_one_second_later():
     assert result["reservation"] == [-1, 1]
 
 
+def test_zero_estimate_job_with_a_request_is_expected_to_end_at_its_request():
+    # actual estimates: job 0 runs 0 s (est 0) but requested 10.  Its expected end 0 + 0 is
+    # <= t, so it becomes s + request = 10 (Planning estimate rule), not t + 1.
+    result = run([(0, 0, 10, 1), (0, 5, 5, 1)], 1, backfill="easy", est_mode="actual")
+    assert result["start"] == [0, 0]
+    assert result["reservation"] == [-1, 10]
+
+
 def test_overrunning_job_expected_end_moves_to_now_plus_one():
     # P=1.  Job 0 requests 3 s and runs 10.  At t=5 job 1 arrives: job 0's expected end
     # 0 + 3 <= 5 and 0 + request <= 5, so the shadow is 5 + 1 = 6.
