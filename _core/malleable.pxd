@@ -266,7 +266,7 @@ cdef inline procs_t min_waiting(const sched_t* s) noexcept nogil:
 
 cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
     """DMR (Iserte et al.): each running malleable job at a reconfiguration point, in
-    running-set order: shrink it (not below min) when that lets a waiting job start, by the
+    (expected end, start, index) order: shrink it (not below min) when that lets a waiting job start, by the
     smallest amount that starts the highest-priority such job, and start that job; else
     expand it (not above max) into free processors when no waiting job fits in them;
     else leave it."""
@@ -274,8 +274,14 @@ cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
     cdef intp_t k, q, j, w
     cdef procs_t need, newp, small
     cdef bint is_done
-    for k in range(n):
-        m.cand[k] = s.run[k].id
+    cdef intp_t i
+    for k in range(n):      # running-set order, equal ends by (start, index): plan sees the same
+        j = s.run[k].id
+        i = k
+        while i > 0 and s.run[k].end == s.exp_end[m.cand[i - 1]] and s.start[m.cand[i - 1]] > s.start[j]:
+            m.cand[i] = m.cand[i - 1]
+            i -= 1
+        m.cand[i] = j
     small = min_waiting(s)
     for k in range(n):
         j = m.cand[k]
@@ -308,7 +314,8 @@ cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
 
 cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
     """While the queue head does not fit: shrink running malleable jobs at their
-    reconfiguration points, lowest priority first (largest queue key, then largest index),
+    reconfiguration points, lowest priority first, taken as the most recently started
+    first (then the largest index: the running jobs' queue keys are not plan's input),
     each to its min, the last only as far as needed, when together that frees enough to
     start the head now; start it.  Otherwise leave everything."""
     cdef intp_t n, k, i, j, head
@@ -327,8 +334,8 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
                     and (m.last_reconf[j] < 0 or s.now - m.last_reconf[j] >= m.min_interval)
                     and (not m.is_checkin or s.now >= m.next_point[j])):
                 i = n
-                while i > 0 and (s.key[m.cand[i - 1]] < s.key[j] or (
-                        s.key[m.cand[i - 1]] == s.key[j] and m.cand[i - 1] < j)):
+                while i > 0 and (s.start[m.cand[i - 1]] < s.start[j] or (
+                        s.start[m.cand[i - 1]] == s.start[j] and m.cand[i - 1] < j)):
                     m.cand[i] = m.cand[i - 1]
                     i -= 1
                 m.cand[i] = j

@@ -22,8 +22,9 @@ class Decisions:
     backfilled: np.ndarray   # uint8 per pending job
     est: np.ndarray          # int64 per pending job, seconds
     priority: np.ndarray     # float64 per pending job (NaN unless multifactor)
-    resize: np.ndarray       # int64[0, 2]
+    resize: np.ndarray       # int64[k, 2]: (running index, new size) rows
     state: PlanState
+    start_procs: np.ndarray  # int64 per started job: size to start it at
 
 def plan(now: int, cluster: Any, running: Mapping[str, Any], pending: Mapping[str, Any],
          policy: Policy, state: PlanState | None = None) -> Decisions: ...

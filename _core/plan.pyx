@@ -14,6 +14,10 @@ from libc.stdint cimport int32_t, uint8_t
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL
 from sched cimport sched_t, sched_set_policy, sched_alloc, sched_release, queue_prepare
 from backfill cimport schedule_pass
+from malleable cimport (mall_t, mall_on_start, malleable_phase, speedup, KIND_MALLEABLE,
+                        MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
+from libc.stdlib cimport free as c_free
+from libc.stdint cimport INT64_MAX
 
 from malleo._core.priority import queue_partition_term
 
@@ -101,15 +105,20 @@ class Decisions:
             in queue order keeps waiting.
         est: int64 per pending job, the planning estimate used (seconds).
         priority: float64 per pending job, the multifactor priority (NaN for other orders).
-        resize: int64 array of shape (0, 2), (running index, new size): malleability
-            is not planned yet.
+        resize: int64 array of shape (k, 2), rows (running index, new size in
+            processors) for the running malleable jobs the reconfiguration policy
+            (``policy.malleability.policy``: dmr or head-unblock) resizes now; shape (0, 2)
+            when nothing changes.
+        start_procs: int64 per started job (aligned with ``start``), the size to start it
+            at: its ``procs`` unless the reconfiguration policy resized it in this pass.
         state: the updated :class:`PlanState` to pass to the next call.
     """
 
     __slots__ = ("start", "reservation", "order", "backfilled", "est", "priority", "resize",
-                 "state")
+                 "state", "start_procs")
 
-    def __init__(self, start, reservation, order, backfilled, est, priority, resize, state):
+    def __init__(self, start, reservation, order, backfilled, est, priority, resize, state,
+                 start_procs=None):
         self.start = start
         self.reservation = reservation
         self.order = order
@@ -118,6 +127,7 @@ class Decisions:
         self.priority = priority
         self.resize = resize
         self.state = state
+        self.start_procs = start_procs
 
     def __repr__(self):
         return (f"Decisions(start={self.start.tolist()}, order={self.order[:10].tolist()}"
@@ -152,6 +162,29 @@ def _columns(table, name, required, optional):
         if not isinstance(out[col], np.ndarray):
             out[col] = np.full(n, default, dtype=dtype)
     return out, n
+
+
+_FLEX_COLUMNS = {"kind": (np.int64, 0), "min_procs": (np.int64, -1),
+                 "max_procs": (np.int64, -1), "speedup_a": (np.float64, 0.0),
+                 "speedup_b": (np.float64, 0.0)}
+"""Optional malleability columns of both tables (docs/malleability.md)."""
+_MODELS = {"linear": 0, "amdahl": 1, "downey": 2}
+_POLICIES = {"none": MPOL_NONE, "dmr": MPOL_DMR, "head-unblock": MPOL_HEAD_UNBLOCK}
+
+
+def _size_range(cols, label, total):
+    """min/max columns with -1 meaning the job's procs; checked 1 <= min <= procs <= max."""
+    procs = cols["procs"].astype(np.int64)
+    lo = np.where(cols["min_procs"] < 0, procs, cols["min_procs"])
+    hi = np.where(cols["max_procs"] < 0, procs, cols["max_procs"])
+    bad = (lo < 1) | (lo > procs) | (hi < procs) | (hi > total)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"{label}.min_procs/max_procs: need 1 <= min <= procs <= max <= "
+                         f"{total}, row {row} has {lo[row]} <= {procs[row]} <= {hi[row]}")
+    if ((cols["kind"] < 0) | (cols["kind"] > 2)).any():
+        raise ValueError(f"{label}.kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
+    return lo.astype(np.int32), hi.astype(np.int32)
 
 
 def _total_procs(cluster):
@@ -208,13 +241,15 @@ def plan(now, cluster, running, pending, policy, state=None):
     run_cols, n_run = _columns(
         running, "running",
         {"procs": np.int32, "start": np.int64, "est": np.int64, "request": np.int64},
-        {"user": (np.int64, 0)})
+        {"user": (np.int64, 0), **_FLEX_COLUMNS, "p0": (np.int64, -1),
+         "work_done": (np.float64, np.nan), "resume": (np.int64, -1),
+         "last_reconf": (np.int64, -1), "at_point": (np.int64, 1)})
     pend_cols, n_pend = _columns(
         pending, "pending",
         {"submit": np.int64, "procs": np.int32, "request": np.int64},
         {"user": (np.int64, 0), "queue": (np.int64, 0), "partition": (np.int64, 0),
          "reservation": (np.int64, -1), "priority": (np.float64, np.nan),
-         "runtime": (np.int64, -1)})
+         "runtime": (np.int64, -1), **_FLEX_COLUMNS})
     for label, cols, names in (("running", run_cols, ("start", "est", "request")),
                                ("pending", pend_cols, ("submit", "request"))):
         for col in names:
@@ -274,7 +309,7 @@ def plan(now, cluster, running, pending, policy, state=None):
     if n == 0:
         return Decisions(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                          np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0),
-                         np.zeros((0, 2), np.int64), state)
+                         np.zeros((0, 2), np.int64), state, np.zeros(0, np.int64))
     cdef simtime_t[::1] v_submit = submit, v_request = request, v_est = est, v_start = start
     cdef simtime_t[::1] v_exp = exp_end, v_rf = resv_first, v_rc = resv_cur
     cdef simtime_t[::1] v_acc = accrued, v_h1 = hist1, v_h2 = hist2, v_run_end = run_end
@@ -313,6 +348,94 @@ def plan(now, cluster, running, pending, policy, state=None):
     s.mf.users_at_calc = int(state.users_at_calc)
     order_out = np.empty(n_pend, dtype=np.int64)
     started_out = None
+    # malleability: the same reconfiguration kernel as the event loop (malleable.pxd)
+    mal = policy.malleability
+    kind = np.concatenate([run_cols["kind"], pend_cols["kind"]]).astype(np.uint8)
+    run_lo, run_hi = _size_range(run_cols, "running", total)
+    pend_lo, pend_hi = _size_range(pend_cols, "pending", total)
+    cdef bint use_mall = mal.policy != "none" and bool((kind == 2).any())
+    cdef mall_t m
+    memset(&m, 0, sizeof(mall_t))
+    if use_mall:
+        from malleo.policy import parse_speedup
+
+        m.policy = _POLICIES[mal.policy]
+        m.model = _MODELS[parse_speedup(mal.speedup)[0]]
+        m.is_checkin = mal.points == "checkin"
+        m.is_scaled = mal.estimate_scaling == "speedup"
+        m.is_pow2 = bool(mal.power_of_two)
+        m.cost_fixed = float(mal.reconfig_fixed)
+        m.cost_per_proc = float(mal.reconfig_per_proc)
+        m.min_interval = int(mal.min_interval)
+        m.checkin = int(mal.checkin_period)
+        m.heap = NULL
+    pmin = np.ascontiguousarray(np.concatenate([run_lo, pend_lo]), dtype=np.int32)
+    pmax = np.ascontiguousarray(np.concatenate([run_hi, pend_hi]), dtype=np.int32)
+    pa = np.ascontiguousarray(np.concatenate([run_cols["speedup_a"], pend_cols["speedup_a"]]))
+    pb = np.ascontiguousarray(np.concatenate([run_cols["speedup_b"], pend_cols["speedup_b"]]))
+    m_runtime = est.copy()
+    f_cols = [np.zeros(n) for _ in range(4)]
+    m_work, m_done, m_ew, m_rw = f_cols
+    t_cols = [np.zeros(n, dtype=np.int64) for _ in range(8)]
+    m_upd, m_res, m_np, m_te, m_ss, m_ps, m_rt, m_e0 = t_cols
+    m_lr = np.concatenate([run_cols["last_reconf"], np.full(n_pend, -1, dtype=np.int64)])
+    m_nexp = np.zeros(n, dtype=np.int32)
+    m_nshr = np.zeros(n, dtype=np.int32)
+    m_rsz = np.zeros(n, dtype=np.uint8)
+    m_cand = np.zeros(max(n, 1), dtype=np.intp)
+    cdef uint8_t[::1] v_kind = kind, v_rsz = m_rsz
+    cdef procs_t[::1] v_pmin = pmin, v_pmax = pmax
+    cdef double[::1] v_pa = pa, v_pb = pb, v_work = m_work, v_done = m_done
+    cdef double[::1] v_ew = m_ew, v_rw = m_rw
+    cdef simtime_t[::1] v_mrt = m_runtime, v_upd = m_upd, v_res = m_res, v_np = m_np
+    cdef simtime_t[::1] v_te = m_te, v_ss = m_ss, v_ps = m_ps, v_rt = m_rt, v_e0 = m_e0
+    cdef simtime_t[::1] v_lr = m_lr
+    cdef int32_t[::1] v_nexp = m_nexp, v_nshr = m_nshr
+    cdef intp_t[::1] v_cand = m_cand
+    cdef double rate
+    cdef simtime_t begin
+    if use_mall:
+        m.kind = &v_kind[0]
+        m.pmin = &v_pmin[0]
+        m.pmax = &v_pmax[0]
+        m.pa = &v_pa[0]
+        m.pb = &v_pb[0]
+        m.runtime = &v_mrt[0]
+        m.work = &v_work[0]
+        m.done = &v_done[0]
+        m.est_work = &v_ew[0]
+        m.req_work = &v_rw[0]
+        m.upd = &v_upd[0]
+        m.resume = &v_res[0]
+        m.last_reconf = &v_lr[0]
+        m.next_point = &v_np[0]
+        m.true_end = &v_te[0]
+        m.size_since = &v_ss[0]
+        m.proc_sec = &v_ps[0]
+        m.reconf_time = &v_rt[0]
+        m.est0 = &v_e0[0]
+        m.n_expand = &v_nexp[0]
+        m.n_shrink = &v_nshr[0]
+        m.is_resized = &v_rsz[0]
+        m.cand = &v_cand[0]
+        run_resume = np.maximum(run_cols["resume"], run_cols["start"])
+        run_done = run_cols["work_done"]
+        run_at = run_cols["at_point"]
+        for k in range(n_run):
+            rate = speedup(&m, k, procs[k])
+            begin = max(t, int(run_resume[k]))
+            m_res[k] = run_resume[k]
+            m_upd[k] = t
+            m_done[k] = (float(run_done[k]) if run_done[k] == run_done[k]
+                         else rate * max(0, t - int(run_resume[k])))
+            m_ew[k] = m_done[k] + rate * max(0, int(run_cols["start"][k] + run_cols["est"][k]) - begin)
+            m_rw[k] = m_done[k] + rate * max(0, int(run_cols["start"][k] + run_cols["request"][k]) - begin)
+            m_work[k] = m_ew[k]
+            m_te[k] = INT64_MAX
+            m_ss[k] = t
+            m_np[k] = t
+            if not run_at[k]:
+                m_res[k] = INT64_MAX      # not at a reconfiguration point: left alone
     try:
         sched_alloc(&s, n)
         for k in range(n_run):
@@ -331,12 +454,19 @@ def plan(now, cluster, running, pending, policy, state=None):
             order_out[k] = s.wait[k] - n_run
         with nogil:
             schedule_pass(&s)
+            if use_mall:
+                for k in range(s.n_started):
+                    mall_on_start(&s, &m, s.started[k])
+                malleable_phase(&s, &m)
         started_out = np.array([s.started[k] - n_run for k in range(s.n_started)], dtype=np.int64)
         calc_time = s.mf.calc_time
         total_usage = s.mf.total_usage
         users_at_calc = s.mf.users_at_calc
     finally:
         sched_release(&s)
+        c_free(m.log_job)
+        c_free(m.log_time)
+        c_free(m.log_size)
     if policy.order == "multifactor" and calc_time != state.calc_time:
         state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
         state.accrued = {}
@@ -345,6 +475,10 @@ def plan(now, cluster, running, pending, policy, state=None):
         state.calc_time = int(calc_time)
     pend_resv = resv_first[n_run:].copy()
     pend_bf = backfilled[n_run:].copy()
+    changed = np.flatnonzero(procs[:n_run] != run_cols["procs"])
+    resize = np.stack([changed, procs[:n_run][changed]], axis=1).astype(np.int64) \
+        if changed.size else np.zeros((0, 2), np.int64)
     return Decisions(started_out, pend_resv, order_out, pend_bf, est[n_run:].copy(),
                      prio[n_run:].copy() if policy.order == "multifactor"
-                     else np.full(n_pend, np.nan), np.zeros((0, 2), np.int64), state)
+                     else np.full(n_pend, np.nan), resize, state,
+                     procs[n_run + started_out].astype(np.int64))

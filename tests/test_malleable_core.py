@@ -207,3 +207,94 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
 def test_bad_size_range_is_refused():
     with pytest.raises(ValueError, match="min_procs/max_procs"):
         run([(0, 10, 10, 4, MALLEABLE, 5, 8)], 8)
+
+
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
+@given(jobs=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 80), st.integers(0, 40),
+                               st.integers(1, 6), st.sampled_from([RIGID, MALLEABLE]),
+                               st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=10),
+       total=st.integers(4, 8), policy=st.sampled_from(["dmr", "head-unblock"]),
+       backfill=st.sampled_from(["easy", "none"]), pow2=st.booleans(),
+       model=st.sampled_from(["linear", "amdahl:0.1"]))
+def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2, model):
+    """Rebuild the live state before each event time from the replay (sizes from its log;
+    fixed estimates, zero cost, points at every pass, so nothing else is needed) and ask
+    ``plan``: it must start the same jobs at the same sizes and resize the same ones."""
+    from malleo._core import plan
+
+    rows = []
+    for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
+        p = min(p, total)
+        rows.append((submit, runtime, runtime + extra, p, kind,
+                     max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
+                     0.1 if model != "linear" else 0.0))
+    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+                       estimate_scaling="fixed")
+    res = run(rows, total, mal, backfill=backfill)
+    pol = Policy(backfill=backfill, malleability=mal)
+    log = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
+    start, end = res["start"].tolist(), res["end"].tolist()
+    times = sorted({r[0] for r in rows} | set(end) | {t for _, t, _ in log})
+    n = len(rows)
+
+    def size_before(j, t):
+        return [p for jj, tt, p in log if jj == j and tt < t][-1]
+
+    def size_at(j, t):
+        return [p for jj, tt, p in log if jj == j and tt <= t][-1]
+
+    for t in times:
+        running = [j for j in range(n) if start[j] < t < end[j] or (start[j] < t == end[j]
+                                                                      and False)]
+        pending = [j for j in range(n) if rows[j][0] <= t and start[j] >= t]
+        if not pending and not any(rows[j][4] for j in running):
+            continue
+        rcols = {"procs": [size_before(j, t) for j in running],
+                 "start": [start[j] for j in running], "est": [rows[j][2] for j in running],
+                 "request": [rows[j][2] for j in running],
+                 "kind": [rows[j][4] for j in running],
+                 "min_procs": [rows[j][5] for j in running],
+                 "max_procs": [rows[j][6] for j in running],
+                 "speedup_a": [rows[j][7] for j in running]}
+        pcols = {"submit": [rows[j][0] for j in pending], "procs": [rows[j][3] for j in pending],
+                 "request": [rows[j][2] for j in pending],
+                 "kind": [rows[j][4] for j in pending],
+                 "min_procs": [rows[j][5] for j in pending],
+                 "max_procs": [rows[j][6] for j in pending],
+                 "speedup_a": [rows[j][7] for j in pending]}
+        d = plan(t, total, rcols, pcols, pol)
+        want_start = {j: size_at(j, t) for j in pending if start[j] == t}
+        got_start = {pending[k]: p for k, p in zip(d.start.tolist(), d.start_procs.tolist())}
+        assert got_start == want_start, (t, rows)
+        want_resize = {j: size_at(j, t) for j in running if size_at(j, t) != size_before(j, t)}
+        got_resize = {running[k]: p for k, p in d.resize.tolist()}
+        assert got_resize == want_resize, (t, rows)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(jobs=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 80), st.integers(0, 40),
+                               st.integers(1, 6), st.sampled_from([RIGID, MALLEABLE]),
+                               st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=9),
+       total=st.integers(3, 8), policy=st.sampled_from(["dmr", "head-unblock"]),
+       model=st.sampled_from(["linear", "amdahl:0.1"]), pow2=st.booleans(),
+       cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]))
+def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
+                                                 interval):
+    from oracle_malleable import oracle_malleable
+
+    rows = []
+    for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
+        p = min(p, total)
+        rows.append((submit, runtime, runtime + extra, p, kind,
+                     max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
+                     0.1 if model != "linear" else 0.0))
+    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+                       estimate_scaling="fixed", reconfig_fixed=cost[0],
+                       reconfig_per_proc=cost[1], min_interval=interval)
+    res = run(rows, total, mal, backfill="none")
+    start, end, log = oracle_malleable(rows, total, policy=policy, model=model.split(":")[0],
+                                       cost=cost, min_interval=interval, pow2=pow2)
+    assert res["start"].tolist() == start
+    assert res["end"].tolist() == end
+    got = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
+    assert sorted(got) == sorted(log)
