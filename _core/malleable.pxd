@@ -52,6 +52,7 @@ cdef struct mall_t:
     double* pa                # speedup parameter: Amdahl f, Downey A
     double* pb                # speedup parameter: Downey sigma
     const simtime_t* runtime  # trace runtime at the trace size (seconds)
+    const procs_t* p0         # trace size (processors)
     # per-job state
     double* work              # demanded work (runtime x S(p0))
     double* done              # work done up to upd
@@ -139,7 +140,7 @@ cdef inline int mall_on_start(sched_t* s, mall_t* m, intp_t j) except -1 nogil:
     """Job j started at s.now at size s.procs[j]: set its work state, log the size and
     push its completion."""
     cdef double rate = speedup(m, j, s.procs[j])
-    m.work[j] = <double> m.runtime[j] * rate
+    m.work[j] = <double> m.runtime[j] * speedup(m, j, m.p0[j])
     m.est0[j] = s.est[j]
     m.est_work[j] = <double> s.est[j] * rate
     m.req_work[j] = <double> s.request[j] * rate
@@ -149,6 +150,9 @@ cdef inline int mall_on_start(sched_t* s, mall_t* m, intp_t j) except -1 nogil:
     m.size_since[j] = s.now
     m.next_point[j] = s.now + m.checkin
     m.true_end[j] = s.now + m.runtime[j]
+    if s.procs[j] != m.p0[j]:          # a moldable job started at another size
+        m.true_end[j] = s.now + work_time(m.work[j], rate)
+        m.is_resized[j] = 1
     log_size(m, j, s.now, s.procs[j])
     if m.heap != NULL:
         heap_push(m.heap, m.true_end[j], j)
@@ -368,8 +372,55 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
     return 0
 
 
+cdef inline int moldable_pass(sched_t* s, mall_t* m) except -1 nogil:
+    """Moldable start: while the queue head is a moldable job that does not fit at its
+    trace size, pick the size in [min, max] with the earliest expected completion given
+    the running jobs' expected ends (start when that many processors are free, plus its
+    estimated work at that size; ties: the smaller size); if that size fits now, start
+    the head at it, else leave it waiting."""
+    cdef intp_t j, k
+    cdef procs_t p, best_p, avail
+    cdef simtime_t when, done_at, best_done
+    cdef double ework
+    while s.n_wait > 0:
+        j = s.wait[0]
+        if m.kind[j] != KIND_MOLDABLE or s.procs[j] <= s.free:
+            return 0
+        ework = <double> s.est[j] * speedup(m, j, m.p0[j])
+        best_p = 0
+        best_done = 0
+        p = m.pmin[j]
+        while p <= m.pmax[j]:
+            if allowed_size(m, j, p) == p:
+                avail = s.free
+                when = s.now
+                k = 0
+                while avail < p and k < s.n_run:
+                    avail += s.procs[s.run[k].id]
+                    when = s.run[k].end
+                    k += 1
+                if avail >= p:
+                    done_at = when + work_time(ework, speedup(m, j, p))
+                    if best_p == 0 or done_at < best_done:
+                        best_p = p
+                        best_done = done_at
+            p += 1
+        if best_p == 0 or best_p > s.free:
+            return 0
+        if m.is_scaled:
+            s.est[j] = work_time(ework, speedup(m, j, best_p))
+            s.request[j] = work_time(<double> s.request[j] * speedup(m, j, m.p0[j]),
+                                     speedup(m, j, best_p))
+        s.procs[j] = best_p
+        start_waiting(s, m, 0)
+    return 0
+
+
 cdef inline int malleable_phase(sched_t* s, mall_t* m) except -1 nogil:
-    """The reconfiguration policy after a planning pass (the queue is compacted)."""
+    """Moldable start (when on), then the reconfiguration policy, after a planning pass
+    (the queue is compacted)."""
+    if m.is_moldable_start:
+        moldable_pass(s, m)
     if m.policy == MPOL_DMR:
         dmr_pass(s, m)
     elif m.policy == MPOL_HEAD_UNBLOCK:

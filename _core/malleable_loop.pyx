@@ -142,6 +142,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     runtime_a = _column("runtime", runtime, np.int64, n)
     request_a = _column("estimate", estimate, np.int64, n, writable=True)
     procs_a = _column("procs", procs, np.int32, n, writable=True)
+    p0_a = procs_a.copy()
     user_a = _column("user", user, np.int64, n)
     queue_a = _column("queue", queue, np.int64, n)
     partition_a = _column("partition", partition, np.int64, n)
@@ -235,7 +236,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     est_start = np.zeros(n, dtype=np.int64)
     cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a
     cdef simtime_t[::1] v_request = request_a
-    cdef procs_t[::1] v_procs = procs_a, v_pmin = pmin_a, v_pmax = pmax_a
+    cdef procs_t[::1] v_procs = procs_a, v_pmin = pmin_a, v_pmax = pmax_a, v_p0 = p0_a
     cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n, v_nexp = n_expand, v_nshr = n_shrink
     cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
     cdef double[::1] v_pa = pa_a, v_pb = pb_a, v_work = work, v_done = done
@@ -278,6 +279,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     m.pa = &v_pa[0]
     m.pb = &v_pb[0]
     m.runtime = &v_runtime[0]
+    m.p0 = &v_p0[0]
     m.work = &v_work[0]
     m.done = &v_done[0]
     m.est_work = &v_ew[0]

@@ -218,6 +218,13 @@ def plan(now, cluster, running, pending, policy, state=None):
         policy: a malleo.policy.Policy.
         state: a :class:`PlanState` from the previous call, or None for a fresh one.
 
+    Malleability (docs/malleability.md): both tables take optional ``kind`` (0 rigid,
+    1 moldable, 2 malleable), ``min_procs``, ``max_procs`` (default: procs),
+    ``speedup_a``, ``speedup_b``; running rows also ``p0``, ``work_done``, ``resume``,
+    ``last_reconf`` and ``at_point``.  With ``policy.malleability.policy`` other than none
+    (or moldable start on), the reconfiguration kernel of the replay runs after the pass
+    and fills ``Decisions.resize`` and ``Decisions.start_procs``.
+
     Returns:
         :class:`Decisions`.  ``plan`` is pure: the same inputs give the same decisions,
         and ``state`` is not modified.
@@ -353,7 +360,8 @@ def plan(now, cluster, running, pending, policy, state=None):
     kind = np.concatenate([run_cols["kind"], pend_cols["kind"]]).astype(np.uint8)
     run_lo, run_hi = _size_range(run_cols, "running", total)
     pend_lo, pend_hi = _size_range(pend_cols, "pending", total)
-    cdef bint use_mall = mal.policy != "none" and bool((kind == 2).any())
+    cdef bint use_mall = ((mal.policy != "none" and bool((kind == 2).any()))
+                          or (bool(mal.moldable_start) and bool((kind == 1).any())))
     cdef mall_t m
     memset(&m, 0, sizeof(mall_t))
     if use_mall:
@@ -364,6 +372,7 @@ def plan(now, cluster, running, pending, policy, state=None):
         m.is_checkin = mal.points == "checkin"
         m.is_scaled = mal.estimate_scaling == "speedup"
         m.is_pow2 = bool(mal.power_of_two)
+        m.is_moldable_start = bool(mal.moldable_start)
         m.cost_fixed = float(mal.reconfig_fixed)
         m.cost_per_proc = float(mal.reconfig_per_proc)
         m.min_interval = int(mal.min_interval)
@@ -374,6 +383,9 @@ def plan(now, cluster, running, pending, policy, state=None):
     pa = np.ascontiguousarray(np.concatenate([run_cols["speedup_a"], pend_cols["speedup_a"]]))
     pb = np.ascontiguousarray(np.concatenate([run_cols["speedup_b"], pend_cols["speedup_b"]]))
     m_runtime = est.copy()
+    m_p0 = np.ascontiguousarray(np.concatenate([np.where(run_cols["p0"] < 0, run_cols["procs"],
+                                                         run_cols["p0"]),
+                                                pend_cols["procs"]]), dtype=np.int32)
     f_cols = [np.zeros(n) for _ in range(4)]
     m_work, m_done, m_ew, m_rw = f_cols
     t_cols = [np.zeros(n, dtype=np.int64) for _ in range(8)]
@@ -384,7 +396,7 @@ def plan(now, cluster, running, pending, policy, state=None):
     m_rsz = np.zeros(n, dtype=np.uint8)
     m_cand = np.zeros(max(n, 1), dtype=np.intp)
     cdef uint8_t[::1] v_kind = kind, v_rsz = m_rsz
-    cdef procs_t[::1] v_pmin = pmin, v_pmax = pmax
+    cdef procs_t[::1] v_pmin = pmin, v_pmax = pmax, v_p0 = m_p0
     cdef double[::1] v_pa = pa, v_pb = pb, v_work = m_work, v_done = m_done
     cdef double[::1] v_ew = m_ew, v_rw = m_rw
     cdef simtime_t[::1] v_mrt = m_runtime, v_upd = m_upd, v_res = m_res, v_np = m_np
@@ -401,6 +413,7 @@ def plan(now, cluster, running, pending, policy, state=None):
         m.pa = &v_pa[0]
         m.pb = &v_pb[0]
         m.runtime = &v_mrt[0]
+        m.p0 = &v_p0[0]
         m.work = &v_work[0]
         m.done = &v_done[0]
         m.est_work = &v_ew[0]

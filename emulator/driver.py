@@ -284,9 +284,6 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
     if mal.expand_mode != "in-place":
         raise MalleoError(f"malleability.expand_mode: {mal.expand_mode!r} is not simulated yet "
                           "(the emulator implements in-place expansion only)")
-    if mal.moldable_start:
-        raise MalleoError("malleability.moldable_start: not simulated yet (moldable jobs "
-                          "start at their trace size)")
     flex = flexible_jobs(units, table["queue"].to_numpy(), table["user_id"].to_numpy(),
                          int(total_units), policy.malleability)
     core = simulate_malleable(

@@ -122,7 +122,8 @@ class Malleability:
         checkin_period: seconds between a job's check-in points (``points = checkin``).
         estimate_scaling: ``speedup`` (the request scales with the rate) or ``fixed``.
         policy: reconfiguration policy, one of :data:`RECONFIG_POLICIES`.
-        moldable_start: moldable jobs start at the size with the earliest expected end.
+        moldable_start: a blocked moldable queue head starts at the size in [min, max]
+            with the earliest expected completion (or keeps waiting if that size is not free).
         expand_mode: one of :data:`EXPAND_MODES`.
     """
 

@@ -94,6 +94,20 @@ def test_malleable_replay_result():
     assert 0 < s["utilization"] <= 1
 
 
+def test_moldable_replay_starts_some_jobs_at_other_sizes():
+    pol = Policy(malleability=Malleability(fraction=0.5, kind="moldable", moldable_start=True,
+                                           policy="none"))
+    res = replay(None, pol, jobs="0:1500")
+    j = res.jobs
+    assert set(j["kind"]) == {"rigid", "moldable"}
+    first = res.size_log.groupby("job_id")["size"].first()
+    sized = j.set_index("job_id")["alloc_procs"]
+    other = first[first != sized.loc[first.index]]
+    assert len(other) > 0
+    assert set(j.set_index("job_id").loc[other.index, "kind"]) == {"moldable"}
+    assert (j["n_expand"] == 0).all() and (j["n_shrink"] == 0).all()
+
+
 def test_unsimulated_modes_are_refused():
     pol = Policy(malleability=Malleability(fraction=0.5, expand_mode="slurm"))
     with pytest.raises(MalleoError, match="in-place expansion only"):

@@ -204,6 +204,22 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
         assert res["proc_seconds"][j] == area
 
 
+def test_moldable_start_smaller_now_or_wait():
+    mal = Malleability(fraction=1.0, kind="moldable", speedup="linear", moldable_start=True,
+                       policy="none")
+    # R holds 6 of 8 until 100.  M (p0 4, 1..8): with estimate 40, 2 processors now end
+    # it at 80, before 8 processors from 100 (ends 120): it starts now at 2.
+    now = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 40, 40, 4, MOLDABLE, 1, 8)], 8, mal)
+    assert now["start"].tolist() == [0, 0] and now["end"].tolist() == [100, 80]
+    assert sizes(now, 1) == [(0, 2)]
+    # with estimate 400, 2 now ends at 800, waiting for more is earlier: it waits
+    wait = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 400, 400, 4, MOLDABLE, 1, 8)], 8, mal)
+    assert wait["start"].tolist() == [0, 100]
+    off = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 40, 40, 4, MOLDABLE, 1, 8)], 8,
+              Malleability(fraction=1.0, kind="moldable", speedup="linear", policy="none"))
+    assert off["start"].tolist() == [0, 100]
+
+
 def test_bad_size_range_is_refused():
     with pytest.raises(ValueError, match="min_procs/max_procs"):
         run([(0, 10, 10, 4, MALLEABLE, 5, 8)], 8)
@@ -215,21 +231,24 @@ def test_bad_size_range_is_refused():
                                st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=10),
        total=st.integers(4, 8), policy=st.sampled_from(["dmr", "head-unblock"]),
        backfill=st.sampled_from(["easy", "none"]), pow2=st.booleans(),
-       model=st.sampled_from(["linear", "amdahl:0.1"]))
-def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2, model):
+       model=st.sampled_from(["linear", "amdahl:0.1"]), moldable=st.booleans())
+def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2, model,
+                                             moldable):
     """Rebuild the live state before each event time from the replay (sizes from its log;
     fixed estimates, zero cost, points at every pass, so nothing else is needed) and ask
     ``plan``: it must start the same jobs at the same sizes and resize the same ones."""
     from malleo._core import plan
 
     rows = []
-    for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
+    for i, (submit, runtime, extra, p, kind, lo, hi) in enumerate(sorted(jobs)):
         p = min(p, total)
+        if moldable and kind and i % 2:
+            kind = MOLDABLE
         rows.append((submit, runtime, runtime + extra, p, kind,
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
     mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
-                       estimate_scaling="fixed")
+                       estimate_scaling="fixed", moldable_start=moldable)
     res = run(rows, total, mal, backfill=backfill)
     pol = Policy(backfill=backfill, malleability=mal)
     log = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
