@@ -57,6 +57,14 @@ def replay_table(summary: dict[str, Any]) -> str:
         index = list(SUMMARY_KEYS).index("utilization") + 1
         rows.insert(index, ("utilization (used procs)",
                             format_metric("utilization", summary["utilization_used"])))
+    if "reconfigurations_expand" in summary:      # a malleable replay (docs/malleability.md)
+        head.append(("malleability", f"{summary.get('malleability', '')}"))
+        rows += [("workload completion", format_metric("makespan",
+                                                       summary["workload_completion"])),
+                 ("reconfigurations", f"{summary['reconfigurations_expand']:,} expand, "
+                                      f"{summary['reconfigurations_shrink']:,} shrink"),
+                 ("time reconfiguring", format_metric("makespan",
+                                                      summary["reconfig_time_total"]))]
     width = max(len(label) for label, _ in head + rows)
     lines = [f"{label:<{width}}  {text}" for label, text in head]
     lines.append("")
