@@ -1,7 +1,7 @@
 """The scheduling policy: one value object shared by replay, compare, tune and the Slurm agent.
 
 A :class:`Policy` is immutable and validated on construction.  Times are integer seconds,
-sizes are processors.  ``malleo.policy`` also reads and writes the TOML policy format
+sizes are processors.  ``malleo.policy_file`` reads and writes the TOML policy format
 (see docs/policy-file.md).
 """
 from __future__ import annotations
