@@ -1,21 +1,20 @@
-"""The decision for one malleable job at its check-in: expand, shrink or none.
+"""The decision for one malleable job at its check-in: expand, shrink or none, from the core.
 
-Interim adapter until the core's malleability policy (dmr) fills ``Decisions.resize``: it
-reads live state, builds ``plan``'s inputs exactly as the agent does
-(:func:`malleo.plugin.agent.state.plan_inputs`, node units), runs ``plan`` for the queue
-order of the waiting jobs under the site's policy, and applies the DMR rule (Iserte et al.)
-to the asking job in node counts:
+The answer is the core's reconfiguration policy on the live queue, the same kernel the
+emulator's malleable replay runs (docs/malleability.md).  :func:`decide` reads live state,
+builds ``plan``'s inputs exactly as the agent does
+(:func:`malleo.plugin.agent.state.plan_inputs`, node units), marks the asking job malleable
+(``kind`` 2, ``min_procs``/``max_procs`` from its ``--comment=malleo:min=..,max=..,period=..``
+declaration, ``procs`` its current size, at a reconfiguration point), keeps every other
+running job rigid, calls :func:`malleo._core.plan` under the site's policy and translates the
+asking job's row of ``Decisions.resize`` into expand(n) / shrink(n) / none, n in nodes.
 
-1. Walk the waiting jobs in queue order, giving each the idle nodes it fits in. At the first
-   one that does not fit, shrink the asking job by exactly the nodes it lacks when that keeps
-   the job at or above its ``min`` (the smallest shrink that starts the highest-priority
-   blocked job); otherwise leave it (a shrink that starts nobody only costs).
-2. If every waiting job fits, expand into the idle nodes left over (no waiting job can use
-   them), up to the job's ``max``.
-3. Else none.
-
-Expanding while a waiting job is blocked is never done: those idle nodes are what the blocked
-job is waiting to accumulate.
+The reconfiguration policy is ``policy.malleability.policy``: ``dmr`` by default (a policy
+file without a ``[malleability]`` table), or what the agent's policy file says.  With dmr the
+core (1) shrinks the job by exactly the nodes the first waiting job in queue order lacks,
+when that keeps it at or above its min, so that job starts; else (2) expands it into the idle
+nodes, up to its max, when no waiting job fits in them; else (3) leaves it.  Waiting jobs
+that already fit are started by the planning pass before the policy runs.
 """
 from __future__ import annotations
 
@@ -26,7 +25,10 @@ import numpy as np
 from malleo._core import plan
 from malleo.plugin.agent.state import plan_inputs, read_snapshot
 from malleo.plugin.malleable.spec import Malleability
-from malleo.policy import Policy
+from malleo.policy import Policy, parse_speedup
+
+KIND_RIGID = 0
+KIND_MALLEABLE = 2
 
 
 @dataclass(frozen=True)
@@ -44,51 +46,64 @@ class Decision:
     reason: str
 
 
-def dmr_rule(nodes: int, bounds: Malleability, idle: int, waiting: list[int]) -> Decision:
-    """The DMR rule on node counts (module docstring).
+def malleable_columns(running: dict[str, np.ndarray], row: int, bounds: Malleability,
+                      total: int, policy: Policy) -> dict[str, np.ndarray]:
+    """``running`` with the malleability columns of ``plan``: row ``row`` malleable with the
+    declared bounds (clamped to the partition's ``total`` nodes and so as to contain its
+    current size), every other row rigid.
 
-    Args:
-        nodes: the job's nodes now.
-        bounds: its declared min and max.
-        idle: idle usable nodes of its partition.
-        waiting: node counts of the waiting jobs, in queue order.
+    Speedup parameters come from ``policy.malleability.speedup``; a ``LO~HI`` range (drawn
+    per job in a replay) is taken at its midpoint, a live job having no draw.
     """
-    free = idle
-    for need in waiting:
-        if need <= free:
-            free -= need
-            continue
-        lacking = need - free
-        if nodes - lacking >= bounds.min_nodes:
-            return Decision("shrink", nodes - lacking,
-                            f"a waiting job of {need} nodes lacks {lacking}")
-        return Decision("none", nodes, f"a waiting job of {need} nodes is blocked; shrinking "
-                                       f"below min={bounds.min_nodes} would not start it")
-    target = min(bounds.max_nodes, nodes + free)
-    if target > nodes:
-        return Decision("expand", target, f"{free} idle nodes no waiting job can use")
-    return Decision("none", nodes, "no idle node to take, no waiting job to help")
+    n = len(running["procs"])
+    size = int(running["procs"][row])
+    kind = np.full(n, KIND_RIGID, dtype=np.int64)
+    kind[row] = KIND_MALLEABLE
+    lo = np.full(n, -1, dtype=np.int64)
+    hi = np.full(n, -1, dtype=np.int64)
+    lo[row] = min(bounds.min_nodes, size)
+    hi[row] = max(min(bounds.max_nodes, total), size)
+    _, params = parse_speedup(policy.malleability.speedup)
+    mid = [(a + b) / 2.0 for a, b in params] + [0.0, 0.0]
+    out = dict(running)
+    out.update(kind=kind, min_procs=lo, max_procs=hi,
+               speedup_a=np.full(n, mid[0]), speedup_b=np.full(n, mid[1]),
+               at_point=np.ones(n, dtype=np.int64))
+    return out
 
 
 def decide(backend, job_id: int, bounds: Malleability, nodes: int,
            policy: Policy | None = None) -> Decision:
-    """Decide for running job ``job_id`` on ``nodes`` nodes from the live queue.
+    """Decide for running job ``job_id`` on ``nodes`` nodes from the live queue (module
+    docstring).  The returned ``nodes`` stays within ``bounds`` unless the job already is
+    outside them.
 
     Raises:
         SlurmError: Slurm could not be read.
         LookupError: the job is not among the running jobs of its partition.
     """
+    policy = policy or Policy()
     snapshot = read_snapshot(backend)
     job = next((j for j in snapshot.jobs if j.job_id == job_id), None)
     if job is None or not job.is_running:
         raise LookupError(f"job {job_id} is not running")
     partition = job.partition.split(",")[0]
     inputs = plan_inputs(snapshot, unit="nodes", partition=partition)
-    if job_id not in set(inputs.running_ids.tolist()):
+    ids = inputs.running_ids.tolist()
+    if job_id not in ids:
         raise LookupError(f"job {job_id} holds no usable node of partition {partition}")
-    decisions = plan(inputs.now, inputs.total, inputs.running, inputs.pending,
-                     policy or Policy())
-    procs = np.asarray(inputs.pending["procs"])
-    waiting = [int(procs[i]) for i in decisions.order]
-    idle = inputs.total - inputs.busy
-    return dmr_rule(nodes, bounds, idle, waiting)
+    row = ids.index(job_id)
+    running = malleable_columns(inputs.running, row, bounds, inputs.total, policy)
+    decisions = plan(inputs.now, inputs.total, running, inputs.pending, policy)
+    reconf = policy.malleability.policy
+    size = int(running["procs"][row])
+    new = next((int(s) for r, s in decisions.resize.tolist() if r == row), size)
+    target = nodes + (new - size)
+    if new < size:
+        starts = [int(inputs.pending_ids[i]) for i in decisions.start.tolist()]
+        return Decision("shrink", target, f"core {reconf}: shrink {size} -> {new} nodes so "
+                                          f"waiting job(s) {starts} start")
+    if new > size:
+        return Decision("expand", target, f"core {reconf}: expand {size} -> {new} nodes "
+                                          f"into nodes no waiting job can use")
+    return Decision("none", nodes, f"core {reconf}: leave it at {size} nodes")
