@@ -106,6 +106,15 @@ key=$(printf '%s\n%s\nrecipe %s\n' "$(cat "$here/packages.txt")" "$requirements"
 root="$cache/rootfs-$key"
 done_marker="$root/.malleo-rootfs-complete"
 
+# One run at a time per root filesystem: a second run's mounts and its exit clean-up (which
+# stops every process inside the root) would break the first run.  Wait for it instead.
+mkdir -p "$cache"
+exec 9>"$root.lock"
+if ! flock -n 9; then
+    say "another chroot.sh run holds $root.lock: waiting for it (at most 30 min)"
+    flock -w 1800 9 || die "gave up waiting for $root.lock"
+fi
+
 # --- mounts (always undone on exit) --------------------------------------------------------
 
 mounted=()
