@@ -24,7 +24,8 @@ from malleo.emulator import metrics
 
 __all__ = ["timeline_figure", "wait_cdf_figure", "bsld_classes_figure", "gantt_figure",
            "trials_figure", "write_replay_plots", "SIZE_CLASSES", "RUNTIME_CLASSES",
-           "default_window", "MAX_LINE_POINTS"]
+           "default_window", "MAX_LINE_POINTS", "size_segments", "first_fit_rectangles",
+           "processor_sizes"]
 
 SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
     ("1", 1, 1), ("2–4", 2, 4), ("5–16", 5, 16), ("17–64", 17, 64),
@@ -184,52 +185,161 @@ def default_window(jobs: pd.DataFrame, length: int = 86400) -> tuple[int, int]:
     return start, start + length
 
 
+def processor_sizes(result) -> dict[int, list[tuple[int, int]]]:
+    """A malleable replay's size history in processors: job_id -> [(time s, processors)]
+    (``ReplayResult.size_history()`` logs whole nodes on node-exclusive machines); empty
+    for a rigid replay."""
+    unit = int(result.node_procs) or 1
+    return {job: [(time, size * unit) for time, size in history]
+            for job, history in result.size_history().items()}
+
+
+def size_segments(start: int, end: int, procs: int,
+                  history: Sequence[tuple[int, int]] | None = None
+                  ) -> list[tuple[int, int, int]]:
+    """One job's run as ``(from, to, processors)`` pieces (seconds, half-open).
+
+    Without a history the job is one piece ``(start, end, procs)``.  A history is
+    ``[(time, size), ...]`` in time order (its start first): each size holds from its
+    time to the next entry's time (the last one to ``end``); pieces are cut to
+    [start, end), empty ones dropped (a later entry at the same time wins) and neighbours
+    of equal size merged.  The pieces are contiguous and cover [start, end).
+    """
+    if end <= start:
+        return []
+    if not history:
+        return [(int(start), int(end), int(procs))]
+    pieces: list[tuple[int, int, int]] = []
+    for i, (time, size) in enumerate(history):
+        t0 = max(int(time), int(start))
+        t1 = min(int(history[i + 1][0]) if i + 1 < len(history) else int(end), int(end))
+        if t1 <= t0:
+            continue
+        if pieces and pieces[-1][2] == size and pieces[-1][1] == t0:
+            pieces[-1] = (pieces[-1][0], t1, int(size))
+        else:
+            pieces.append((t0, t1, int(size)))
+    if pieces and pieces[0][0] > start:          # a history starting late: its first size
+        pieces[0] = (int(start), *pieces[0][1:])
+    return pieces
+
+
+def first_fit_rectangles(pieces: Sequence[Sequence[tuple[int, int, int]]]
+                         ) -> list[tuple[int, int, int, int, int]]:
+    """Place jobs' pieces (from :func:`size_segments`) on processor rows first-fit.
+
+    Returns ``(job, x0, x1, y0, y1)`` rectangles (``job`` the index into ``pieces``,
+    seconds, processor rows [y0, y1)).  At each instant, releases (ends, shrinks) come
+    before acquisitions (starts, expansions); a job acquiring takes the lowest free rows,
+    a job shrinking keeps its lowest rows.  Two rectangles never overlap while the
+    processors in use never exceed the rows (the peak of the summed sizes), so a job
+    whose rows are not contiguous is drawn as several rectangles.
+    """
+    events = []                                   # (time, acquires?, job, new size)
+    for job, segs in enumerate(pieces):
+        previous, last_end = 0, None
+        for t0, t1, size in segs:
+            if last_end is not None and t0 > last_end:
+                events.append((last_end, 0, job, 0))
+                previous = 0
+            events.append((t0, int(size > previous), job, size))
+            previous, last_end = size, t1
+        if last_end is not None:
+            events.append((last_end, 0, job, 0))
+    events.sort()
+    busy, peak = 0, 0
+    sizes = [0] * len(pieces)
+    for _time, _up, job, size in events:
+        busy += size - sizes[job]
+        sizes[job] = size
+        peak = max(peak, busy)
+    free = np.ones(peak, dtype=bool)
+    held = [np.empty(0, dtype=np.int64) for _ in pieces]
+    since = [0] * len(pieces)
+    out: list[tuple[int, int, int, int, int]] = []
+    for time, _up, job, size in events:
+        slots = held[job]
+        if time > since[job]:
+            out.extend((job, since[job], time, low, high + 1) for low, high in _runs(slots))
+        if size < slots.size:
+            free[slots[size:]] = True
+            slots = slots[:size]
+        elif size > slots.size:
+            taken = np.flatnonzero(free)[:size - slots.size]
+            free[taken] = False
+            slots = np.sort(np.concatenate((slots, taken)))
+        held[job], since[job] = slots, time
+    return out
+
+
 def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
-                 procs: int | None = None, title: str = "") -> Figure:
+                 procs: int | None = None, title: str = "",
+                 sizes: Mapping[int, Sequence[tuple[int, int]]] | None = None) -> Figure:
     """Jobs as rectangles: x from start to end, height their processors, colour per user.
 
     The core records how many processors a job held, not which: processors are drawn
-    first-fit (lowest free numbers, in start order), so a job may appear as several
-    rectangles; the drawing shows occupancy, not the real placement.
+    first-fit (:func:`first_fit_rectangles`: lowest free rows, releases before
+    acquisitions), so a job may appear as several rectangles; the drawing shows
+    occupancy, not the real placement.  A job with a size history (``sizes``) is drawn
+    as a sequence of pieces whose height follows its size; flexible jobs (``kind`` not
+    rigid, or a history with more than one size) are hatched.
 
     Args:
-        jobs: per-job table.
+        jobs: per-job table (``kind`` optional, from a malleable replay).
         window: ``(start, end)`` seconds; default :func:`default_window`.
         procs: machine processors (the y range); default the peak processors in use.
+        sizes: job_id -> [(time s, processors), ...] (:func:`processor_sizes`); None for
+            a rigid replay.
     """
     if window is None:
         window = default_window(jobs)
     w0, w1 = window
+    sizes = sizes or {}
     start = jobs["start"].to_numpy(dtype=np.int64)
     end = jobs["end"].to_numpy(dtype=np.int64)
     alloc = _procs_column(jobs)
+    ids = jobs["job_id"].tolist() if "job_id" in jobs.columns else [None] * len(jobs)
+    kinds = (jobs["kind"].astype(str).to_numpy() if "kind" in jobs.columns
+             else np.full(len(jobs), "rigid"))
     users = jobs["user"].to_numpy() if "user" in jobs.columns else np.zeros(len(jobs))
     inside = np.flatnonzero((start < w1) & (end > w0) & (end > start))
     inside = inside[np.argsort(start[inside], kind="stable")][:GANTT_MAX_JOBS]
-    peak = int(_timeline(jobs, None)["busy_procs"].max()) if len(jobs) else 1
+    pieces = [size_segments(int(start[j]), int(end[j]), int(alloc[j]), sizes.get(ids[j]))
+              for j in inside]
+    flexible = [kinds[j] != "rigid" or len({s for _, _, s in p}) > 1
+                for j, p in zip(inside, pieces)]
+    rectangles = first_fit_rectangles(pieces)
+    peak = max((y1 for *_, y1 in rectangles), default=1)
     height = max(procs or peak, peak, 1)
-    free = np.ones(height, dtype=bool)
-    running: list[tuple[int, int, np.ndarray]] = []      # heap of (end, job, slots)
-    boxes, colours = [], []
     palette = _tab20()
-    for j in inside:
-        while running and running[0][0] <= start[j]:
-            free[heapq.heappop(running)[2]] = True
-        slots = np.flatnonzero(free)[:alloc[j]]
-        free[slots] = False
-        heapq.heappush(running, (int(end[j]), int(j), slots))
-        x0, x1 = max(start[j], w0), min(end[j], w1)
-        for low, high in _runs(slots):
-            boxes.append([(x0, low), (x1, low), (x1, high + 1), (x0, high + 1)])
-            colours.append(palette[hash(int(users[j])) % len(palette)])
-    fig = Figure(figsize=(12, 6), layout="constrained")
-    axes = fig.subplots()
     span = w1 - w0
     scale, unit = (3600.0, "hours") if span > 3 * 3600 else (60.0, "minutes")
-    if boxes:
-        polys = [[((x - w0) / scale, y) for x, y in box] for box in boxes]
-        axes.add_collection(PolyCollection(polys, facecolors=colours, edgecolors="black",
-                                           linewidths=0.2))
+    drawn: dict[bool, tuple[list, list]] = {False: ([], []), True: ([], [])}
+    for k, x0, x1, y0, y1 in rectangles:
+        x0, x1 = max(x0, w0), min(x1, w1)
+        if x1 <= x0:
+            continue
+        a, b = (x0 - w0) / scale, (x1 - w0) / scale
+        polys, colours = drawn[flexible[k]]
+        polys.append([(a, y0), (b, y0), (b, y1), (a, y1)])
+        colours.append(palette[hash(int(users[inside[k]])) % len(palette)])
+    fig = Figure(figsize=(12, 6), layout="constrained")
+    axes = fig.subplots()
+    for flex in (False, True):
+        polys, colours = drawn[flex]
+        if polys:
+            axes.add_collection(PolyCollection(
+                polys, facecolors=colours, edgecolors="black", linewidths=0.2,
+                hatch="//" if flex else None))
+    n_flex = int(sum(flexible))
+    from matplotlib.patches import Patch
+
+    axes.legend(handles=[
+        Patch(facecolor="lightgrey", edgecolor="black", lw=0.4,
+              label=f"rigid job ({len(inside) - n_flex:,})"),
+        Patch(facecolor="lightgrey", edgecolor="black", lw=0.4, hatch="//",
+              label=f"malleable/moldable job ({n_flex:,}),\nhatched; height follows\nits size over time")],
+        loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize="small", title="job kind")
     axes.set_xlim(0, span / scale)
     axes.set_ylim(0, height)
     axes.set_xlabel(f"time since window start t={w0:,} s ({unit})")
@@ -303,9 +413,15 @@ def slug(name: str) -> str:
 
 def write_replay_plots(runs: Mapping[str, pd.DataFrame], directory: str | Path,
                        procs: int | None = None, window: tuple[int, int] | None = None,
-                       dpi: int = 110) -> list[Path]:
+                       dpi: int = 110,
+                       sizes: Mapping[str, Mapping[int, Sequence[tuple[int, int]]]] | None
+                       = None) -> list[Path]:
     """Write every replay plot as PNG into ``directory`` (created): ``timeline.png``,
     ``wait_cdf.png``, ``bsld_classes.png`` and ``gantt-<run>.png`` per run.
+
+    ``sizes`` maps a run name to its size history in processors (:func:`processor_sizes`)
+    so the Gantt chart draws malleable jobs' size changes; runs absent from it draw
+    every job at one size.
 
     Returns:
         The written paths.
@@ -320,7 +436,8 @@ def write_replay_plots(runs: Mapping[str, pd.DataFrame], directory: str | Path,
     for name, jobs in runs.items():
         if len(jobs):
             figures.append((f"gantt-{slug(name)}.png",
-                            gantt_figure(jobs, window, procs, title=name)))
+                            gantt_figure(jobs, window, procs, title=name,
+                                         sizes=(sizes or {}).get(name))))
     for file_name, fig in figures:
         path = directory / file_name
         fig.savefig(path, dpi=dpi)

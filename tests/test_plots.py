@@ -120,6 +120,91 @@ def test_gantt_default_window_is_inside_the_schedule(runs):
     assert jobs["submit"].min() <= start and end <= jobs["end"].max()
 
 
+def test_size_segments_follow_the_history_cut_to_the_run():
+    # same-time entries: the later wins; equal neighbours merge; entries past the end drop
+    history = [(10, 4), (20, 4), (30, 8), (30, 6), (70, 2)]
+    assert plots.size_segments(10, 60, 4, history) == [(10, 30, 4), (30, 60, 6)]
+    assert plots.size_segments(5, 9, 3, None) == [(5, 9, 3)]
+    assert plots.size_segments(5, 5, 3, None) == []
+
+
+def test_first_fit_rectangles_of_a_hand_made_size_history():
+    # A shrinks 4 -> 2 at 40 (keeps rows 0-1), B (rigid, 2) starts then on rows 2-3;
+    # at 70 B ends before A grows back to 4: releases come before acquisitions.
+    a = plots.size_segments(0, 100, 4, [(0, 4), (40, 2), (70, 4)])
+    b = plots.size_segments(40, 70, 2, None)
+    assert a == [(0, 40, 4), (40, 70, 2), (70, 100, 4)]
+    assert sorted(plots.first_fit_rectangles([a, b])) == [
+        (0, 0, 40, 0, 4), (0, 40, 70, 0, 2), (0, 70, 100, 0, 4), (1, 40, 70, 2, 4)]
+
+
+def test_first_fit_rectangles_split_an_expansion_over_free_rows():
+    # rows: X 0, Y 1 (ends at 30), Z 2, W 3; at 50 Z grows 1 -> 3 and takes rows 1 and 4
+    x, y, w = ([(0, 100, 1)], [(0, 30, 1)], [(0, 100, 1)])
+    z = plots.size_segments(0, 100, 1, [(0, 1), (50, 3)])
+    assert sorted(plots.first_fit_rectangles([x, y, z, w])) == [
+        (0, 0, 100, 0, 1), (1, 0, 30, 1, 2), (2, 0, 50, 2, 3), (2, 50, 100, 1, 3),
+        (2, 50, 100, 4, 5), (3, 0, 100, 3, 4)]
+
+
+def overlapping_pairs(rectangles):
+    r = np.array([rect[1:] for rect in rectangles], dtype=np.int64)
+    x0, x1, y0, y1 = (r[:, i] for i in range(4))
+    overlap = ((np.maximum.outer(x0, x0) < np.minimum.outer(x1, x1))
+               & (np.maximum.outer(y0, y0) < np.minimum.outer(y1, y1)))
+    np.fill_diagonal(overlap, False)
+    return int(overlap.sum())
+
+
+@pytest.fixture(scope="module")
+def malleable():
+    from malleo.policy import Malleability
+
+    table = generate_lublin(200, 32, seed=2)
+    return replay(table, Policy(malleability=Malleability(fraction=1.0, policy="dmr")),
+                  procs=32)
+
+
+def test_malleable_gantt_draws_size_changes_without_overlaps(malleable, tmp_path):
+    jobs, sizes = malleable.jobs, plots.processor_sizes(malleable)
+    assert sum(len({s for _, s in h}) > 1 for h in sizes.values()) > 0
+    pieces = [plots.size_segments(r.start, r.end, r.alloc_procs, sizes.get(r.job_id))
+              for r in jobs.itertuples()]
+    # the pieces hold exactly the processor-seconds the replay charged each job
+    assert [sum((t1 - t0) * p for t0, t1, p in job) for job in pieces] == \
+        jobs["proc_seconds"].tolist()
+    rectangles = plots.first_fit_rectangles(pieces)
+    assert max(rect[4] for rect in rectangles) <= 32
+    assert overlapping_pairs(rectangles) == 0
+    changed = [i for i, job in enumerate(pieces) if len({p for *_, p in job}) > 1]
+    heights = {}
+    for k, t0, t1, y0, y1 in rectangles:
+        heights[(k, t0)] = heights.get((k, t0), 0) + y1 - y0
+    assert {(k, t0): p for k in changed for t0, _, p in pieces[k]}.items() <= heights.items()
+
+    window = (int(jobs["start"].min()), int(jobs["end"].max()))
+    fig = plots.gantt_figure(jobs, window, procs=32, title="dmr", sizes=sizes)
+    axes = fig.axes[0]
+    assert axes.get_ylim() == (0, 32)
+    hatched = [c for c in axes.collections if c.get_hatch()]
+    assert len(hatched) == 1 and len(hatched[0].get_paths()) >= len(jobs)
+    labels = [t.get_text() for t in axes.get_legend().get_texts()]
+    assert labels[0].startswith("rigid job (0)")
+    assert labels[1].startswith(f"malleable/moldable job ({len(jobs)})")
+    fig.savefig(tmp_path / "m.png")
+    check_png(tmp_path / "m.png")
+
+
+def test_replay_plot_option_draws_malleable_gantt(trace, tmp_path):
+    result = CliRunner().invoke(cli, ["replay", trace, "--malleable", "1",
+                                      "--plot", str(tmp_path / "p")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    gantts = list((tmp_path / "p").glob("gantt-*.png"))
+    assert len(gantts) == 1
+    check_png(gantts[0])
+
+
 def test_trials_figure(tmp_path):
     import pandas as pd
 

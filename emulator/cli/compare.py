@@ -68,10 +68,11 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
                                   jobs=jobs, bsld_threshold=bsld_threshold))
     names = _unique([name for name, _ in policies])
     if plot_dir:
-        from malleo.emulator.plots import write_replay_plots
+        from malleo.emulator.plots import processor_sizes, write_replay_plots
 
         write_replay_plots({name: r.jobs for name, r in zip(names, results)}, plot_dir,
-                           procs=results[0].procs)
+                           procs=results[0].procs,
+                           sizes={name: processor_sizes(r) for name, r in zip(names, results)})
     if as_json:
         click.echo(json.dumps([{"name": name, **result.to_dict()}
                                for name, result in zip(names, results)], indent=2))

@@ -67,10 +67,11 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
             progress.step(f"writing {swf_out}")
             result.to_swf(swf_out)
         if plot_dir:
-            from malleo.emulator.plots import write_replay_plots
+            from malleo.emulator.plots import processor_sizes, write_replay_plots
 
             progress.step(f"plotting into {plot_dir}")
-            write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs)
+            write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs,
+                               sizes={policy.describe(): processor_sizes(result)})
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
