@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from malleo.emulator import metrics
 
@@ -332,8 +333,6 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
                 polys, facecolors=colours, edgecolors="black", linewidths=0.2,
                 hatch="//" if flex else None))
     n_flex = int(sum(flexible))
-    from matplotlib.patches import Patch
-
     axes.legend(handles=[
         Patch(facecolor="lightgrey", edgecolor="black", lw=0.4,
               label=f"rigid job ({len(inside) - n_flex:,})"),
