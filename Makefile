@@ -15,6 +15,8 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 PYTEST_ARGS ?=
+# the release directives of setup.py, so `make annotate` shows what the release build runs
+ANNOTATE_DIRECTIVES = -X boundscheck=False -X wraparound=False -X initializedcheck=False -X nonecheck=False -X cdivision=True
 TRIXIE_PYTEST_ARGS ?=
 
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
@@ -44,7 +46,7 @@ bench: build
 
 annotate:
 	mkdir -p build/annotate
-	cd _core && for f in *.pyx; do $(PYTHON) -m cython -3 -a -I . $$f -o ../build/annotate/$${f%.pyx}.c; done
+	cd _core && for f in *.pyx; do $(PYTHON) -m cython -3 -a -I . $(ANNOTATE_DIRECTIVES) $$f -o ../build/annotate/$${f%.pyx}.c; done
 	@echo "open build/annotate/*.html"
 
 clean:
