@@ -7,7 +7,7 @@
 # trace size p0 has work r x S(p0) and progresses at rate S(p) while it holds p
 # processors and is not reconfiguring.  A job that was never resized ends exactly at
 # start + runtime (no floating point on the rigid path).
-from libc.math cimport ceil
+from libc.math cimport ceil, NAN
 from libc.stdlib cimport realloc
 from libc.string cimport memmove
 from libc.stdint cimport int32_t, uint8_t
@@ -26,6 +26,11 @@ cdef enum:
     MPOL_NONE = 0
     MPOL_DMR = 1
     MPOL_HEAD_UNBLOCK = 2
+
+cdef enum:
+    XLOG_REQUEST = 0
+    XLOG_MERGE = 1
+    XLOG_CANCEL = 2
 
 cdef enum:
     SPEEDUP_LINEAR = 0
@@ -77,6 +82,20 @@ cdef struct mall_t:
     intp_t n_log
     intp_t cap_log
     intp_t* cand              # scratch (n_jobs)
+    # slurm expand mode (docs/malleability.md "Expansion modes")
+    bint is_slurm             # expansions queue an expander request instead of resizing
+    intp_t exp_base           # job j's new expander uses slot exp_base + j
+    intp_t* parent            # per slot: the running job a pending expander grows, -1 none
+    intp_t* expander          # per job: its pending expander's slot, -1 none
+    intp_t n_new_exp          # expanders requested since the caller reset it
+    # expander log: (event, job, time, processors, estimate) per request / merge / cancel
+    uint8_t* xlog_kind        # XLOG_*
+    intp_t* xlog_job          # the parent job
+    simtime_t* xlog_time      # seconds
+    procs_t* xlog_procs       # the expander's processors
+    simtime_t* xlog_est       # the expander's estimate (seconds)
+    intp_t n_xlog
+    intp_t cap_xlog
 
 
 cdef inline double speedup(const mall_t* m, intp_t j, procs_t p) noexcept nogil:
@@ -136,10 +155,99 @@ cdef inline int log_size(mall_t* m, intp_t j, simtime_t t, procs_t p) except -1 
     return 0
 
 
+cdef inline int log_expander(mall_t* m, uint8_t kind, intp_t j, simtime_t t, procs_t p,
+                             simtime_t est) except -1 nogil:
+    """Append (event, parent job, time, processors, estimate) to the expander log."""
+    cdef intp_t cap
+    if m.n_xlog == m.cap_xlog:
+        cap = m.cap_xlog * 2 if m.cap_xlog > 0 else 256
+        m.xlog_kind = <uint8_t*> realloc(m.xlog_kind, cap * sizeof(uint8_t))
+        m.xlog_job = <intp_t*> realloc(m.xlog_job, cap * sizeof(intp_t))
+        m.xlog_time = <simtime_t*> realloc(m.xlog_time, cap * sizeof(simtime_t))
+        m.xlog_procs = <procs_t*> realloc(m.xlog_procs, cap * sizeof(procs_t))
+        m.xlog_est = <simtime_t*> realloc(m.xlog_est, cap * sizeof(simtime_t))
+        if (m.xlog_kind == NULL or m.xlog_job == NULL or m.xlog_time == NULL
+                or m.xlog_procs == NULL or m.xlog_est == NULL):
+            with gil:
+                raise MemoryError("expander log")
+        m.cap_xlog = cap
+    m.xlog_kind[m.n_xlog] = kind
+    m.xlog_job[m.n_xlog] = j
+    m.xlog_time[m.n_xlog] = t
+    m.xlog_procs[m.n_xlog] = p
+    m.xlog_est[m.n_xlog] = est
+    m.n_xlog += 1
+    return 0
+
+
+cdef inline int request_expander(sched_t* s, mall_t* m, intp_t j, procs_t newp) except -1 nogil:
+    """Slurm mode: queue an expander for running job j asking for ``newp - procs[j]``
+    processors, as a rigid job submitted now by j's user (same queue/partition term),
+    its estimate and request j's remaining expected time (at least 1 s).  It joins the
+    queue tail (ordered at the next pass) and merges into j when it starts."""
+    cdef intp_t e = m.exp_base + j
+    cdef simtime_t rem = s.exp_end[j] - s.now
+    if rem < 1:
+        rem = 1
+    m.parent[e] = j
+    m.expander[j] = e
+    s.submit[e] = s.now
+    s.procs[e] = newp - s.procs[j]
+    s.est[e] = rem
+    s.request[e] = rem
+    s.user[e] = s.user[j]
+    s.qp[e] = s.qp[j]
+    s.prio[e] = NAN
+    s.key[e] = 0.0
+    s.start[e] = -1
+    s.resv_first[e] = -1
+    s.resv_cur[e] = -1
+    s.backfilled[e] = 0
+    m.kind[e] = KIND_RIGID
+    m.true_end[e] = -1
+    s.wait[s.n_wait] = e
+    s.n_wait += 1
+    m.n_new_exp += 1
+    log_expander(m, XLOG_REQUEST, j, s.now, s.procs[e], rem)
+    return 0
+
+
+cdef inline int cancel_expander(sched_t* s, mall_t* m, intp_t j) except -1 nogil:
+    """Job j ends: its pending expander (if any) leaves the queue unstarted."""
+    cdef intp_t e, q
+    if m.expander == NULL or m.expander[j] < 0:
+        return 0
+    e = m.expander[j]
+    for q in range(s.n_wait):
+        if s.wait[q] == e:
+            if q + 1 < s.n_wait:
+                memmove(s.wait + q, s.wait + q + 1, (s.n_wait - q - 1) * sizeof(intp_t))
+            s.n_wait -= 1
+            if q < s.n_sorted:
+                s.n_sorted -= 1
+            break
+    m.parent[e] = -1
+    m.expander[j] = -1
+    log_expander(m, XLOG_CANCEL, j, s.now, s.procs[e], s.est[e])
+    return 0
+
+
 cdef inline int mall_on_start(sched_t* s, mall_t* m, intp_t j) except -1 nogil:
     """Job j started at s.now at size s.procs[j]: set its work state, log the size and
-    push its completion."""
-    cdef double rate = speedup(m, j, s.procs[j])
+    push its completion.  A started expander instead merges into its parent: its
+    processors join the parent (a resize, paying the reconfiguration cost now)."""
+    cdef double rate
+    cdef intp_t par
+    if m.parent != NULL and m.parent[j] >= 0:
+        par = m.parent[j]
+        run_remove(s, j)
+        s.free += s.procs[j]
+        m.parent[j] = -1
+        m.expander[par] = -1
+        log_expander(m, XLOG_MERGE, par, s.now, s.procs[j], s.est[j])
+        resize(s, m, par, s.procs[par] + s.procs[j])
+        return 0
+    rate = speedup(m, j, s.procs[j])
     m.work[j] = <double> m.runtime[j] * speedup(m, j, m.p0[j])
     m.est0[j] = s.est[j]
     m.est_work[j] = <double> s.est[j] * rate
@@ -272,11 +380,14 @@ cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
     """DMR (Iserte et al.): each running malleable job at a reconfiguration point, in
     (expected end, start, index) order: shrink it (not below min) when that lets a waiting job start, by the
     smallest amount that starts the highest-priority such job, and start that job; else
-    expand it (not above max) into free processors when no waiting job fits in them;
+    expand it (not above max) into free processors when no waiting job fits in them
+    (slurm mode: request an expander for them, processors already asked for by this
+    pass's expanders not counted as free; none while the job has one pending);
     else leave it."""
     cdef intp_t n = s.n_run
     cdef intp_t k, q, j, w
-    cdef procs_t need, newp, small
+    cdef procs_t need, newp, small, avail
+    cdef procs_t promised = 0     # slurm mode: free processors asked for by expanders
     cdef bint is_done
     cdef intp_t i
     for k in range(n):      # running-set order, equal ends by (start, index): plan sees the same
@@ -305,14 +416,19 @@ cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
             small = min_waiting(s)
             is_done = True
             break
-        if is_done or s.procs[j] >= m.pmax[j] or s.free == 0 or s.free >= small:
+        avail = s.free - promised
+        if is_done or s.procs[j] >= m.pmax[j] or avail <= 0 or s.free >= small:
             continue
-        newp = s.procs[j] + s.free
+        newp = s.procs[j] + avail
         if newp > m.pmax[j]:
             newp = m.pmax[j]
         newp = allowed_size(m, j, newp)
         if newp > s.procs[j]:
-            resize(s, m, j, newp)
+            if not m.is_slurm:
+                resize(s, m, j, newp)
+            elif m.expander[j] < 0:
+                request_expander(s, m, j, newp)
+                promised += newp - s.procs[j]
     return 0
 
 

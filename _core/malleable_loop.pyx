@@ -18,8 +18,8 @@ from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_release, run_remove,
                     record_runtime, queue_prepare)
 from backfill cimport schedule_pass
-from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, KIND_RIGID,
-                        MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
+from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, cancel_expander,
+                        KIND_RIGID, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
 
 from malleo._core.priority import queue_partition_term
 
@@ -28,6 +28,8 @@ cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
     """Job j ends at s.now: free its processors, record its runtime and usage."""
     cdef simtime_t since
     mall_on_end(s, m, j)
+    if m.is_slurm:
+        cancel_expander(s, m, j)
     s.free += s.procs[j]
     run_remove(s, j)
     if s.estimate == ESTIMATE_PREDICT:
@@ -43,8 +45,9 @@ cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
 cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
                     uint8_t* is_seen) except -1 nogil:
     """The replay: at each event time, completions (by index; stale events skipped),
-    arrivals, one pass and the reconfiguration policy; repeated while that starts
-    jobs that end at once."""
+    arrivals, one pass and the reconfiguration policy (in slurm mode, when it requested
+    expanders, one more pass so they can start now); repeated while that starts jobs
+    that end at once.  Slots n.. hold expanders (slot n + j: job j's)."""
     cdef intp_t n = s.n_jobs
     cdef intp_t i = 0
     cdef intp_t k, j
@@ -82,12 +85,22 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
             schedule_pass(s)
             for k in range(s.n_started):
                 mall_on_start(s, m, s.started[k])
+            m.n_new_exp = 0
             malleable_phase(s, m)
             is_zero = False
             for k in range(s.n_started):
                 j = s.started[k]
-                if m.true_end[j] == t:
+                if j < n and m.true_end[j] == t:
                     is_zero = True
+            if m.n_new_exp > 0:       # slurm mode: the new expanders get a pass now
+                queue_prepare(s, False)
+                schedule_pass(s)
+                for k in range(s.n_started):
+                    mall_on_start(s, m, s.started[k])
+                for k in range(s.n_started):
+                    j = s.started[k]
+                    if j < n and m.true_end[j] == t:
+                        is_zero = True
             if not is_zero:
                 break
     return 0
@@ -128,7 +141,12 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
         seconds without progress), ``proc_seconds`` (int64, processors x seconds held),
         ``work`` and ``work_done`` (float64, single-processor-equivalent seconds), and
         the size-change log ``log_job`` (int64), ``log_time`` (int64, seconds),
-        ``log_size`` (int32, processors), in time order, each job's start included.
+        ``log_size`` (int32, processors), in time order, each job's start included;
+        the expander log (slurm expand mode; empty in-place), in time order:
+        ``exp_event`` (int8: 0 requested, 1 started and merged, 2 cancelled because the
+        job ended first), ``exp_job`` (int64, the job it grows), ``exp_time`` (int64,
+        seconds), ``exp_procs`` (int32, processors asked for), ``exp_est`` (int64, its
+        estimate, seconds).
 
     Raises:
         ValueError: as ``simulate``, or a size range not containing p0 / outside
@@ -232,8 +250,37 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
                 "backfilled": backfilled, "est": est, "n_expand": n_expand,
                 "n_shrink": n_shrink, "reconfig_time": reconf_time, "proc_seconds": proc_sec,
                 "work": work, "work_done": done, "log_job": empty, "log_time": empty.copy(),
-                "log_size": np.zeros(0, dtype=np.int32)}
+                "log_size": np.zeros(0, dtype=np.int32), "exp_event": np.zeros(0, dtype=np.int8),
+                "exp_job": empty.copy(), "exp_time": empty.copy(),
+                "exp_procs": np.zeros(0, dtype=np.int32), "exp_est": empty.copy()}
     est_start = np.zeros(n, dtype=np.int64)
+    is_slurm = mal.expand_mode == "slurm"
+    # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's), so every column the
+    # pass reads is doubled; outputs are cut back to the n jobs
+    n_slot = 2 * n if is_slurm else n
+
+    def slots(arr, fill):
+        if not is_slurm:
+            return arr
+        return np.concatenate([arr, np.full(n, fill, dtype=arr.dtype)])
+
+    submit_a = slots(submit_a, 0)
+    request_a = slots(request_a, 0)
+    procs_a = slots(procs_a, 1)
+    user_code = slots(user_code, 0)
+    qp = slots(qp, 0.0)
+    est = slots(est, 0)
+    key = slots(key, 0.0)
+    prio = slots(prio, np.nan)
+    start = slots(start, -1)
+    exp_end = slots(exp_end, 0)
+    resv_first = slots(resv_first, -1)
+    resv_cur = slots(resv_cur, -1)
+    backfilled = slots(backfilled, 0)
+    kind_a = slots(kind_a, KIND_RIGID)
+    true_end = slots(true_end, -1)
+    parent = np.full(n_slot, -1, dtype=np.intp)
+    expander = np.full(n, -1, dtype=np.intp)
     cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a
     cdef simtime_t[::1] v_request = request_a
     cdef procs_t[::1] v_procs = procs_a, v_pmin = pmin_a, v_pmax = pmax_a, v_p0 = p0_a
@@ -248,7 +295,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     cdef simtime_t[::1] v_ss = size_since, v_ps = proc_sec, v_rt = reconf_time
     cdef simtime_t[::1] v_lr = last_reconf, v_e0 = est_start
     cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen, v_kind = kind_a, v_rsz = is_resized
-    cdef intp_t[::1] v_cand = cand
+    cdef intp_t[::1] v_cand = cand, v_parent = parent, v_expander = expander
     s.total = total
     s.free = total
     s.n_jobs = n
@@ -297,8 +344,12 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     m.n_shrink = &v_nshr[0]
     m.is_resized = &v_rsz[0]
     m.cand = &v_cand[0]
+    m.is_slurm = is_slurm
+    m.exp_base = n
+    m.parent = &v_parent[0]
+    m.expander = &v_expander[0]
     try:
-        sched_alloc(&s, n)
+        sched_alloc(&s, n_slot)
         heap_init(&h, 1024)
         with nogil:
             run_events(&s, &m, &h, &v_end[0], &v_seen[0])
@@ -309,16 +360,30 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
             np.zeros(0, dtype=np.int64)
         log_size = np.array(<procs_t[:n_log]> m.log_size, dtype=np.int32) if n_log else \
             np.zeros(0, dtype=np.int32)
+        n_x = m.n_xlog
+        xlog = {"exp_event": np.array(<uint8_t[:n_x]> m.xlog_kind, dtype=np.int8),
+                "exp_job": np.array(<intp_t[:n_x]> m.xlog_job, dtype=np.int64),
+                "exp_time": np.array(<simtime_t[:n_x]> m.xlog_time, dtype=np.int64),
+                "exp_procs": np.array(<procs_t[:n_x]> m.xlog_procs, dtype=np.int32),
+                "exp_est": np.array(<simtime_t[:n_x]> m.xlog_est, dtype=np.int64)} if n_x else \
+            {"exp_event": np.zeros(0, dtype=np.int8), "exp_job": np.zeros(0, dtype=np.int64),
+             "exp_time": np.zeros(0, dtype=np.int64), "exp_procs": np.zeros(0, dtype=np.int32),
+             "exp_est": np.zeros(0, dtype=np.int64)}
     finally:
         sched_release(&s)
         heap_release(&h)
         c_free(m.log_job)
         c_free(m.log_time)
         c_free(m.log_size)
+        c_free(m.xlog_kind)
+        c_free(m.xlog_job)
+        c_free(m.xlog_time)
+        c_free(m.xlog_procs)
+        c_free(m.xlog_est)
     # jobs never resized report exactly their demanded work (no float accounting drift)
     done = np.where(is_resized.astype(bool), done, work)
-    return {"start": start, "end": end, "reservation": resv_first, "backfilled": backfilled,
-            "est": est_start,
+    return {"start": start[:n], "end": end, "reservation": resv_first[:n],
+            "backfilled": backfilled[:n], "est": est_start,
             "n_expand": n_expand, "n_shrink": n_shrink, "reconfig_time": reconf_time,
             "proc_seconds": proc_sec, "work": work, "work_done": done,
-            "log_job": log_job, "log_time": log_time, "log_size": log_size}
+            "log_job": log_job, "log_time": log_time, "log_size": log_size, **xlog}

@@ -111,14 +111,22 @@ class Decisions:
             when nothing changes.
         start_procs: int64 per started job (aligned with ``start``), the size to start it
             at: its ``procs`` unless the reconfiguration policy resized it in this pass.
+            A started pending expander row (``parent`` >= 0) is merged, not started: its
+            parent's new size is in ``resize``.
+        expand: int64 array of shape (k, 3), rows (job, processors, estimate in
+            seconds) of the expander requests made in this call that did not start in it
+            (slurm expand mode), ``job`` a running index, or ``len(running)`` + a pending
+            index for a job started in this call: the caller queues each, as a pending row
+            with ``parent`` = that job once running, submitted now; shape (0, 3) otherwise.
+            Expanders made and started in this call show only as the parent's ``resize``.
         state: the updated :class:`PlanState` to pass to the next call.
     """
 
     __slots__ = ("start", "reservation", "order", "backfilled", "est", "priority", "resize",
-                 "state", "start_procs")
+                 "state", "start_procs", "expand")
 
     def __init__(self, start, reservation, order, backfilled, est, priority, resize, state,
-                 start_procs=None):
+                 start_procs=None, expand=None):
         self.start = start
         self.reservation = reservation
         self.order = order
@@ -128,6 +136,7 @@ class Decisions:
         self.resize = resize
         self.state = state
         self.start_procs = start_procs
+        self.expand = np.zeros((0, 3), np.int64) if expand is None else expand
 
     def __repr__(self):
         return (f"Decisions(start={self.start.tolist()}, order={self.order[:10].tolist()}"
@@ -221,8 +230,10 @@ def plan(now, cluster, running, pending, policy, state=None):
     Malleability (docs/malleability.md): both tables take optional ``kind`` (0 rigid,
     1 moldable, 2 malleable), ``min_procs``, ``max_procs`` (default: procs),
     ``speedup_a``, ``speedup_b``; running rows also ``p0``, ``work_done``, ``resume``,
-    ``last_reconf`` and ``at_point``.  With ``policy.malleability.policy`` other than none
-    (or moldable start on), the reconfiguration kernel of the replay runs after the pass
+    ``last_reconf`` and ``at_point``; pending rows also ``parent`` (slurm expand mode: the
+    running row a queued expander grows, -1 for an ordinary job; at most one per running
+    job; give expander rows after the ordinary ones, in their parents' job order).  With
+    ``policy.malleability.policy`` other than none (or moldable start on), the reconfiguration kernel of the replay runs after the pass
     and fills ``Decisions.resize`` and ``Decisions.start_procs``.
 
     Returns:
@@ -256,7 +267,7 @@ def plan(now, cluster, running, pending, policy, state=None):
         {"submit": np.int64, "procs": np.int32, "request": np.int64},
         {"user": (np.int64, 0), "queue": (np.int64, 0), "partition": (np.int64, 0),
          "reservation": (np.int64, -1), "priority": (np.float64, np.nan),
-         "runtime": (np.int64, -1), **_FLEX_COLUMNS})
+         "runtime": (np.int64, -1), "parent": (np.int64, -1), **_FLEX_COLUMNS})
     for label, cols, names in (("running", run_cols, ("start", "est", "request")),
                                ("pending", pend_cols, ("submit", "request"))):
         for col in names:
@@ -276,6 +287,12 @@ def plan(now, cluster, running, pending, policy, state=None):
         raise ValueError(f"running: {busy} processors busy on a machine of {total}")
     if policy.estimate == "actual" and (pend_cols["runtime"] < 0).any():
         raise ValueError("pending.runtime: required (>= 0) by estimate 'actual'")
+    pend_parent = pend_cols["parent"]
+    has_exp = pend_parent >= 0
+    if ((pend_parent >= n_run).any() or pend_parent.min(initial=-1) < -1
+            or len(np.unique(pend_parent[has_exp])) != int(has_exp.sum())):
+        raise ValueError(f"pending.parent: must be -1 or a running row (0..{n_run - 1}), "
+                         "at most one expander per running job")
 
     state = PlanState() if state is None else state.copy()
     n = n_run + n_pend
@@ -309,6 +326,31 @@ def plan(now, cluster, running, pending, policy, state=None):
     backfilled = np.zeros(n, dtype=np.uint8)
     run_end = run_cols["start"] + run_cols["est"]
     run_rows = np.lexsort((np.arange(n_run), run_end))
+    mal = policy.malleability
+    is_slurm = mal.expand_mode == "slurm"
+    # slurm mode: slots n..2n-1 hold the expanders requested in this call (slot n + k:
+    # job k's, k indexing running rows then pending rows: a job started in this call may
+    # get one); every per-job column is padded to cover them
+    n_slot = 2 * n if is_slurm else n
+
+    def slots(arr, fill):
+        if arr.shape[0] == n_slot:
+            return arr
+        return np.concatenate([arr, np.full(n_slot - n, fill, dtype=arr.dtype)])
+
+    submit = slots(submit, 0)
+    request = slots(request, 0)
+    procs = slots(procs, 1)
+    user_code = slots(user_code, 0)
+    qp = slots(qp, 0.0)
+    est = slots(est, 0)
+    prio = slots(prio, np.nan)
+    key = slots(key, 0.0)
+    start = slots(start, -1)
+    exp_end = slots(exp_end, 0)
+    resv_first = slots(resv_first, -1)
+    resv_cur = slots(resv_cur, -1)
+    backfilled = slots(backfilled, 0)
 
     cdef sched_t s
     memset(&s, 0, sizeof(sched_t))
@@ -356,12 +398,12 @@ def plan(now, cluster, running, pending, policy, state=None):
     order_out = np.empty(n_pend, dtype=np.int64)
     started_out = None
     # malleability: the same reconfiguration kernel as the event loop (malleable.pxd)
-    mal = policy.malleability
-    kind = np.concatenate([run_cols["kind"], pend_cols["kind"]]).astype(np.uint8)
+    kind = slots(np.concatenate([run_cols["kind"], pend_cols["kind"]]).astype(np.uint8), 0)
     run_lo, run_hi = _size_range(run_cols, "running", total)
     pend_lo, pend_hi = _size_range(pend_cols, "pending", total)
     cdef bint use_mall = ((mal.policy != "none" and bool((kind == 2).any()))
-                          or (bool(mal.moldable_start) and bool((kind == 1).any())))
+                          or (bool(mal.moldable_start) and bool((kind == 1).any()))
+                          or bool(has_exp.any()))
     cdef mall_t m
     memset(&m, 0, sizeof(mall_t))
     if use_mall:
@@ -395,6 +437,19 @@ def plan(now, cluster, running, pending, policy, state=None):
     m_nshr = np.zeros(n, dtype=np.int32)
     m_rsz = np.zeros(n, dtype=np.uint8)
     m_cand = np.zeros(max(n, 1), dtype=np.intp)
+    pmin, pmax, pa, pb = slots(pmin, 1), slots(pmax, 1), slots(pa, 0.0), slots(pb, 0.0)
+    m_runtime, m_p0 = slots(m_runtime, 0), slots(m_p0, 1)
+    m_work, m_done, m_ew, m_rw = [slots(a, 0.0) for a in (m_work, m_done, m_ew, m_rw)]
+    m_upd, m_res, m_np, m_ss, m_ps, m_rt, m_e0 = [slots(a, 0) for a in
+                                                  (m_upd, m_res, m_np, m_ss, m_ps, m_rt, m_e0)]
+    m_te = slots(m_te, -1)
+    m_lr = slots(m_lr, -1)
+    m_nexp, m_nshr, m_rsz = slots(m_nexp, 0), slots(m_nshr, 0), slots(m_rsz, 0)
+    m_parent = np.full(n_slot, -1, dtype=np.intp)
+    m_expander = np.full(max(n, 1), -1, dtype=np.intp)
+    for k in np.flatnonzero(has_exp).tolist():
+        m_parent[n_run + k] = pend_parent[k]
+        m_expander[pend_parent[k]] = n_run + k
     cdef uint8_t[::1] v_kind = kind, v_rsz = m_rsz
     cdef procs_t[::1] v_pmin = pmin, v_pmax = pmax, v_p0 = m_p0
     cdef double[::1] v_pa = pa, v_pb = pb, v_work = m_work, v_done = m_done
@@ -403,7 +458,7 @@ def plan(now, cluster, running, pending, policy, state=None):
     cdef simtime_t[::1] v_te = m_te, v_ss = m_ss, v_ps = m_ps, v_rt = m_rt, v_e0 = m_e0
     cdef simtime_t[::1] v_lr = m_lr
     cdef int32_t[::1] v_nexp = m_nexp, v_nshr = m_nshr
-    cdef intp_t[::1] v_cand = m_cand
+    cdef intp_t[::1] v_cand = m_cand, v_parent = m_parent, v_expander = m_expander
     cdef double rate
     cdef simtime_t begin
     if use_mall:
@@ -431,6 +486,10 @@ def plan(now, cluster, running, pending, policy, state=None):
         m.n_shrink = &v_nshr[0]
         m.is_resized = &v_rsz[0]
         m.cand = &v_cand[0]
+        m.is_slurm = is_slurm
+        m.exp_base = n
+        m.parent = &v_parent[0]
+        m.expander = &v_expander[0]
         run_resume = np.maximum(run_cols["resume"], run_cols["start"])
         run_done = run_cols["work_done"]
         run_at = run_cols["at_point"]
@@ -448,9 +507,10 @@ def plan(now, cluster, running, pending, policy, state=None):
             m_ss[k] = t
             m_np[k] = t
             if not run_at[k]:
-                m_res[k] = INT64_MAX      # not at a reconfiguration point: left alone
+                m_te[k] = 0     # not at a reconfiguration point: at_point() says no
+                                # (a queued expander still merges; its resume stays real)
     try:
-        sched_alloc(&s, n)
+        sched_alloc(&s, n_slot)
         for k in range(n_run):
             j = v_rows[k]
             s.run[k].end = v_run_end[j]
@@ -471,7 +531,17 @@ def plan(now, cluster, running, pending, policy, state=None):
                 for k in range(s.n_started):
                     mall_on_start(&s, &m, s.started[k])
                 malleable_phase(&s, &m)
-        started_out = np.array([s.started[k] - n_run for k in range(s.n_started)], dtype=np.int64)
+        started_all = [s.started[k] for k in range(s.n_started)]
+        if use_mall and m.n_new_exp > 0:     # as the replay: the new expanders get a pass now
+            with nogil:
+                queue_prepare(&s, False)
+                schedule_pass(&s)
+                for k in range(s.n_started):
+                    mall_on_start(&s, &m, s.started[k])
+            started_all += [s.started[k] for k in range(s.n_started)]
+        started_out = np.array([j - n_run for j in started_all if j < n], dtype=np.int64)
+        new_exp = [(k, int(procs[n + k]), int(est[n + k])) for k in range(n)
+                   if n_slot > n and m_parent[n + k] >= 0]
         calc_time = s.mf.calc_time
         total_usage = s.mf.total_usage
         users_at_calc = s.mf.users_at_calc
@@ -480,18 +550,24 @@ def plan(now, cluster, running, pending, policy, state=None):
         c_free(m.log_job)
         c_free(m.log_time)
         c_free(m.log_size)
+        c_free(m.xlog_kind)
+        c_free(m.xlog_job)
+        c_free(m.xlog_time)
+        c_free(m.xlog_procs)
+        c_free(m.xlog_est)
     if policy.order == "multifactor" and calc_time != state.calc_time:
         state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
         state.accrued = {}
         state.total_usage = float(total_usage)
         state.users_at_calc = int(users_at_calc)
         state.calc_time = int(calc_time)
-    pend_resv = resv_first[n_run:].copy()
-    pend_bf = backfilled[n_run:].copy()
+    pend_resv = resv_first[n_run:n].copy()
+    pend_bf = backfilled[n_run:n].copy()
     changed = np.flatnonzero(procs[:n_run] != run_cols["procs"])
     resize = np.stack([changed, procs[:n_run][changed]], axis=1).astype(np.int64) \
         if changed.size else np.zeros((0, 2), np.int64)
-    return Decisions(started_out, pend_resv, order_out, pend_bf, est[n_run:].copy(),
-                     prio[n_run:].copy() if policy.order == "multifactor"
+    expand = np.array(new_exp, dtype=np.int64).reshape(-1, 3)
+    return Decisions(started_out, pend_resv, order_out, pend_bf, est[n_run:n].copy(),
+                     prio[n_run:n].copy() if policy.order == "multifactor"
                      else np.full(n_pend, np.nan), resize, state,
-                     procs[n_run + started_out].astype(np.int64))
+                     procs[n_run + started_out].astype(np.int64), expand)

@@ -280,10 +280,6 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
     from malleo._core.malleable_loop import simulate_malleable
     from malleo.emulator.flex import flexible_jobs
 
-    mal = policy.malleability
-    if mal.expand_mode != "in-place":
-        raise MalleoError(f"malleability.expand_mode: {mal.expand_mode!r} is not simulated yet "
-                          "(the emulator implements in-place expansion only)")
     flex = flexible_jobs(units, table["queue"].to_numpy(), table["user_id"].to_numpy(),
                          int(total_units), policy.malleability)
     core = simulate_malleable(

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from malleo.emulator.cli import cli
 from malleo.emulator.driver import replay
 from malleo.emulator.flex import flexible_jobs
-from malleo.errors import MalleoError, PolicyError
+from malleo.errors import PolicyError
 from malleo.policy import Malleability, Policy, parse_speedup
 from malleo.policy_file import dump_policy, loads_policy
 
@@ -108,10 +108,28 @@ def test_moldable_replay_starts_some_jobs_at_other_sizes():
     assert (j["n_expand"] == 0).all() and (j["n_shrink"] == 0).all()
 
 
-def test_unsimulated_modes_are_refused():
-    pol = Policy(malleability=Malleability(fraction=0.5, expand_mode="slurm"))
-    with pytest.raises(MalleoError, match="in-place expansion only"):
-        replay(None, pol, jobs="0:50")
+def test_slurm_expand_mode_replays_and_says_so():
+    base = dict(fraction=0.5, speedup="amdahl:0.05", policy="dmr", reconfig_fixed=10,
+                reconfig_per_proc=0.5)
+    inplace = replay(None, Policy(malleability=Malleability(**base)), jobs="0:1500")
+    slurm = replay(None, Policy(malleability=Malleability(**base, expand_mode="slurm")),
+                   jobs="0:1500")
+    assert inplace.summary["expand_mode"] == "in-place"
+    assert slurm.summary["expand_mode"] == "slurm"
+    j = slurm.jobs
+    assert (j["n_expand"] > 0).any()
+    assert (j.loc[j["kind"] == "rigid", "n_expand"] == 0).all()
+    assert not inplace.jobs["end"].equals(j["end"])
+
+
+def test_cli_replay_expand_mode_slurm():
+    out = CliRunner().invoke(cli, ["replay", "--jobs", "0:800", "-q", "--json", "--malleable",
+                                   "0.5", "--reconfig-policy", "dmr", "--expand-mode", "slurm"],
+                             catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["expand_mode"] == "slurm"
+    assert data["policy"]["malleability"]["expand_mode"] == "slurm"
 
 
 def test_cli_replay_and_compare_take_the_options():

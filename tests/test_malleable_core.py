@@ -28,6 +28,36 @@ def run(jobs, total, mal=None, **policy):
                               np.array(c[7], dtype=float), np.array(c[8], dtype=float))
 
 
+def check_expanders(res, rows, expand_mode):
+    """The expander log: empty in-place; in slurm mode each request is followed by exactly
+    one merge (at or after it, while the job runs, the job growing by the expander's
+    processors then) or one cancel (at the job's end), at most one pending per job."""
+    events = list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
+                      res["exp_time"].tolist(), res["exp_procs"].tolist()))
+    if expand_mode == "in-place":
+        assert not events
+        return
+    log = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
+    pending = {}
+    for ev, j, t, p in events:
+        assert rows[j][4] == MALLEABLE and p >= 1
+        if ev == 0:
+            assert j not in pending
+            assert res["start"][j] <= t < res["end"][j]
+            pending[j] = (t, p)
+            continue
+        t0, p0 = pending.pop(j)
+        assert p == p0 and t >= t0
+        if ev == 1:
+            assert t < res["end"][j]
+            changes = [(tt, q) for jj, tt, q in log if jj == j]
+            assert any(tt == t and q - prev == p
+                       for (_, prev), (tt, q) in zip(changes, changes[1:]))
+        else:
+            assert ev == 2 and t == res["end"][j]
+    assert not pending, "an expander outlived its job"
+
+
 def sizes(r, j):
     return [(int(t), int(p)) for jj, t, p in zip(r["log_job"], r["log_time"], r["log_size"])
             if jj == j]
@@ -125,6 +155,68 @@ def test_head_unblock_shrinks_lowest_priority_first():
     assert res["start"][2] == 2
 
 
+def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    # 8 processors: F (2, 200 s), A (malleable 2 in [2, 4], 100 s), G (2, 50 s) and
+    # R (2, 20 s) start at 0; H (4) arrives at 1 and waits (EASY shadow: G's end, 50).
+    # At 20 R ends: 2 free that H cannot use, so dmr asks an expander for A: 2
+    # processors, estimate 100 - 20 = 80 s.  It would end at 100 > 50 on processors H
+    # needs, so it waits.  H starts at 50 (G's), ends at 60; the expander starts at 60
+    # and merges: A (work 200, 120 done) runs its last 80 at 4 -> ends at 80.
+    rows = [(0, 200, 200, 2, RIGID, 2, 2), (0, 100, 100, 2, MALLEABLE, 2, 4),
+            (0, 50, 50, 2, RIGID, 2, 2), (0, 20, 20, 2, RIGID, 2, 2),
+            (1, 10, 10, 4, RIGID, 4, 4)]
+    res = run(rows, 8, mal)
+    assert res["start"].tolist() == [0, 0, 0, 0, 50]
+    assert res["end"].tolist() == [200, 80, 50, 20, 60]
+    assert sizes(res, 1) == [(0, 2), (60, 4)]
+    assert res["n_expand"].tolist() == [0, 1, 0, 0, 0]
+    assert list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
+                    res["exp_time"].tolist(), res["exp_procs"].tolist(),
+                    res["exp_est"].tolist())) == [(0, 1, 20, 2, 80), (1, 1, 60, 2, 80)]
+    # in-place, A grows at 20 at once, shrinks back for H at 50, grows again at 60
+    inplace = run(rows, 8, Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    assert sizes(inplace, 1) == [(0, 2), (20, 4), (50, 2), (60, 4)]
+    assert inplace["end"][1] == 65 and len(inplace["exp_event"]) == 0
+
+
+def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
+    """``plan`` on the live state of the case above: at 20 it asks for A's expander (it
+    cannot start), at 60 it starts the queued expander row, which merges into A."""
+    from malleo._core import plan
+
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+                                           expand_mode="slurm", estimate_scaling="fixed"))
+    running = {"procs": [2, 2, 2], "start": [0, 0, 0], "est": [200, 100, 50],
+               "request": [200, 100, 50], "kind": [RIGID, MALLEABLE, RIGID],
+               "min_procs": [2, 2, 2], "max_procs": [2, 4, 2]}
+    d = plan(20, 8, running, {"submit": [1], "procs": [4], "request": [10]}, pol)
+    assert d.start.tolist() == [] and d.resize.tolist() == []
+    assert d.expand.tolist() == [[1, 2, 80]]
+    running = {k: v[:2] for k, v in running.items()}
+    d = plan(60, 8, running, {"submit": [20], "procs": [2], "request": [80], "parent": [1]},
+             pol)
+    assert d.start.tolist() == [0] and d.resize.tolist() == [[1, 4]]
+    assert d.expand.tolist() == []
+    with pytest.raises(ValueError, match="pending.parent"):
+        plan(60, 8, running, {"submit": [20, 20], "procs": [2, 1], "request": [80, 80],
+                              "parent": [1, 1]}, pol)
+
+
+def test_slurm_mode_expander_is_cancelled_when_its_job_ends_first():
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    # as above, but A runs 60 s: its expander (2, estimate 40 s, would end at 60 > 50)
+    # waits; H runs 50..60; at 60 A ends before the pass, so the expander is cancelled
+    rows = [(0, 200, 200, 2, RIGID, 2, 2), (0, 60, 60, 2, MALLEABLE, 2, 4),
+            (0, 50, 50, 2, RIGID, 2, 2), (0, 20, 20, 2, RIGID, 2, 2),
+            (1, 10, 10, 4, RIGID, 4, 4)]
+    res = run(rows, 8, mal)
+    assert sizes(res, 1) == [(0, 2)] and res["end"][1] == 60
+    assert list(zip(res["exp_event"].tolist(), res["exp_time"].tolist(),
+                    res["exp_est"].tolist())) == [(0, 20, 40), (2, 60, 40)]
+    assert res["start"][4] == 50 and res["n_expand"][1] == 0
+
+
 def test_min_interval_and_checkin_points():
     mal = Malleability(fraction=1.0, speedup="linear", min_interval=30, points="checkin",
                        checkin_period=20)
@@ -149,9 +241,10 @@ jobs_strategy = st.lists(
        backfill=st.sampled_from(["easy", "conservative", "none", "slurm"]),
        model=st.sampled_from(["linear", "amdahl:0.1", "downey:6,0.5", "downey:4,2"]),
        cost=st.sampled_from([(0, 0), (3, 0.5)]), pow2=st.booleans(),
-       interval=st.sampled_from([0, 15]), points=st.sampled_from(["any", "checkin"]))
+       interval=st.sampled_from([0, 15]), points=st.sampled_from(["any", "checkin"]),
+       expand_mode=st.sampled_from(["in-place", "slurm"]))
 def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model, cost, pow2,
-                                           interval, points):
+                                           interval, points, expand_mode):
     rows = []
     for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
         p = min(p, total)
@@ -164,9 +257,10 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
     rows = [r + (a, b) for r in rows]
     mal = Malleability(fraction=1.0, speedup=model, policy=policy, reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], power_of_two=pow2, min_interval=interval,
-                       points=points, checkin_period=10)
+                       points=points, checkin_period=10, expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
     n = len(rows)
+    check_expanders(res, rows, expand_mode)
     start, end = res["start"], res["end"]
     assert (start >= np.array([r[0] for r in rows])).all() and (end >= start).all()
     # sizes stay in [min, max]; rigid jobs never change
@@ -231,12 +325,15 @@ def test_bad_size_range_is_refused():
                                st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=10),
        total=st.integers(4, 8), policy=st.sampled_from(["dmr", "head-unblock"]),
        backfill=st.sampled_from(["easy", "none"]), pow2=st.booleans(),
-       model=st.sampled_from(["linear", "amdahl:0.1"]), moldable=st.booleans())
+       model=st.sampled_from(["linear", "amdahl:0.1"]), moldable=st.booleans(),
+       expand_mode=st.sampled_from(["in-place", "slurm"]))
 def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2, model,
-                                             moldable):
+                                             moldable, expand_mode):
     """Rebuild the live state before each event time from the replay (sizes from its log;
-    fixed estimates, zero cost, points at every pass, so nothing else is needed) and ask
-    ``plan``: it must start the same jobs at the same sizes and resize the same ones."""
+    fixed estimates, zero cost, points at every pass, so nothing else is needed; slurm
+    mode: the expanders pending then, from its expander log) and ask ``plan``: it must
+    start the same jobs at the same sizes, resize the same ones (merges included) and
+    request the same expanders."""
     from malleo._core import plan
 
     rows = []
@@ -248,8 +345,19 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
     mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
-                       estimate_scaling="fixed", moldable_start=moldable)
+                       estimate_scaling="fixed", moldable_start=moldable,
+                       expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
+    xlog = list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
+                    res["exp_time"].tolist(), res["exp_procs"].tolist(),
+                    res["exp_est"].tolist()))
+    expanders = []       # (job, requested at, processors, estimate, merged/cancelled at)
+    for k, (ev, j, t0, p, e) in enumerate(xlog):
+        if ev == 0:
+            done = [tt for ev2, j2, tt, _, _ in xlog[k + 1:] if j2 == j and ev2 != 0][:1]
+            merged = [ev2 for ev2, j2, _, _, _ in xlog[k + 1:] if j2 == j and ev2 != 0][:1]
+            expanders.append((j, t0, p, e, done[0] if done else None,
+                              bool(merged) and merged[0] == 1))
     pol = Policy(backfill=backfill, malleability=mal)
     log = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
     start, end = res["start"].tolist(), res["end"].tolist()
@@ -266,7 +374,9 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
         running = [j for j in range(n) if start[j] < t < end[j] or (start[j] < t == end[j]
                                                                       and False)]
         pending = [j for j in range(n) if rows[j][0] <= t and start[j] >= t]
-        if not pending and not any(rows[j][4] for j in running):
+        waiting_x = sorted((x for x in expanders if x[1] < t and x[0] in running
+                            and (x[4] is None or x[4] >= t)), key=lambda x: x[0])
+        if not pending and not waiting_x and not any(rows[j][4] for j in running):
             continue
         rcols = {"procs": [size_before(j, t) for j in running],
                  "start": [start[j] for j in running], "est": [rows[j][2] for j in running],
@@ -280,11 +390,23 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
                  "kind": [rows[j][4] for j in pending],
                  "min_procs": [rows[j][5] for j in pending],
                  "max_procs": [rows[j][6] for j in pending],
-                 "speedup_a": [rows[j][7] for j in pending]}
+                 "speedup_a": [rows[j][7] for j in pending],
+                 "parent": [-1] * len(pending)}
+        for j, t0, p, e, _, _ in waiting_x:
+            for col, v in (("submit", t0), ("procs", p), ("request", e), ("kind", RIGID),
+                           ("min_procs", p), ("max_procs", p), ("speedup_a", 0.0),
+                           ("parent", running.index(j))):
+                pcols[col].append(v)
         d = plan(t, total, rcols, pcols, pol)
         want_start = {j: size_at(j, t) for j in pending if start[j] == t}
-        got_start = {pending[k]: p for k, p in zip(d.start.tolist(), d.start_procs.tolist())}
+        want_start.update({("x", x[0]): x[2] for x in waiting_x if x[4] == t and x[5]})
+        keys = pending + [("x", x[0]) for x in waiting_x]
+        got_start = {keys[k]: p for k, p in zip(d.start.tolist(), d.start_procs.tolist())}
         assert got_start == want_start, (t, rows)
+        rows_now = running + pending
+        want_expand = sorted((rows_now.index(x[0]), x[2], x[3]) for x in expanders
+                             if x[1] == t and not (x[4] == t and x[5]))
+        assert sorted(map(tuple, d.expand.tolist())) == want_expand, (t, rows)
         want_resize = {j: size_at(j, t) for j in running if size_at(j, t) != size_before(j, t)}
         got_resize = {running[k]: p for k, p in d.resize.tolist()}
         assert got_resize == want_resize, (t, rows)

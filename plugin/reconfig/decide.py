@@ -98,6 +98,8 @@ def decide(backend, job_id: int, bounds: Malleability, nodes: int,
     reconf = policy.malleability.policy
     size = int(running["procs"][row])
     new = next((int(s) for r, s in decisions.resize.tolist() if r == row), size)
+    # expand_mode "slurm": a requested expander (Slurm/DMR submits it) is still an expansion
+    new = next((size + int(p) for r, p, _ in decisions.expand.tolist() if r == row), new)
     target = nodes + (new - size)
     if new < size:
         starts = [int(inputs.pending_ids[i]) for i in decisions.start.tolist()]
