@@ -233,7 +233,8 @@ def plan(now, cluster, running, pending, policy, state=None):
     ``last_reconf`` and ``at_point``; pending rows also ``parent`` (slurm expand mode: the
     running row a queued expander grows, -1 for an ordinary job; at most one per running
     job; give expander rows after the ordinary ones, in their parents' job order).  With
-    ``policy.malleability.policy`` other than none (or moldable start on), the reconfiguration kernel of the replay runs after the pass
+    ``policy.malleability.policy`` other than none (or moldable start on), the
+    reconfiguration kernel of the replay runs after the pass
     and fills ``Decisions.resize`` and ``Decisions.start_procs``.
 
     Returns:
