@@ -15,8 +15,8 @@ from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
-from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_release, run_remove,
-                    record_runtime, queue_prepare)
+from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
+                    run_remove, record_runtime, queue_prepare)
 from backfill cimport schedule_pass
 from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, cancel_expander,
                         KIND_RIGID, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
@@ -299,26 +299,11 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     s.total = total
     s.free = total
     s.n_jobs = n
-    s.submit = <simtime_t*> &v_submit[0]
-    s.request = &v_request[0]
-    s.procs = &v_procs[0]
-    s.user = &v_user[0]
-    s.qp = &v_qp[0]
-    s.est = &v_est[0]
-    s.key = &v_key[0]
-    s.prio = &v_prio[0]
-    s.start = &v_start[0]
-    s.exp_end = &v_exp[0]
-    s.resv_first = &v_rf[0]
-    s.resv_cur = &v_rc[0]
-    s.backfilled = &v_bf[0]
+    sched_bind(&s, <simtime_t*> &v_submit[0], &v_request[0], &v_procs[0], &v_user[0], &v_qp[0],
+               &v_est[0], &v_key[0], &v_prio[0], &v_start[0], &v_exp[0], &v_rf[0], &v_rc[0],
+               &v_bf[0], &v_usage[0], &v_acc[0], &v_h1[0], &v_h2[0], &v_hist_n[0])
     s.n_users = n_users
     s.n_seen = 0
-    s.usage = &v_usage[0]
-    s.accrued = &v_acc[0]
-    s.hist1 = &v_h1[0]
-    s.hist2 = &v_h2[0]
-    s.hist_n = &v_hist_n[0]
     m.heap = &h
     m.kind = &v_kind[0]
     m.pmin = &v_pmin[0]

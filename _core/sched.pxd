@@ -385,6 +385,34 @@ cdef inline int sched_set_policy(sched_t* s, object policy) except -1:
     return 0
 
 
+cdef inline void sched_bind(sched_t* s, simtime_t* submit, simtime_t* request, procs_t* procs,
+                            int32_t* user, double* qp, simtime_t* est, double* key,
+                            double* prio, simtime_t* start, simtime_t* exp_end,
+                            simtime_t* resv_first, simtime_t* resv_cur, uint8_t* backfilled,
+                            double* usage, simtime_t* accrued, simtime_t* hist1,
+                            simtime_t* hist2, int32_t* hist_n) noexcept nogil:
+    """Point the state at the caller's per-job and per-user arrays (the loops and `plan`
+    own the arrays; the state never frees them)."""
+    s.submit = submit
+    s.request = request
+    s.procs = procs
+    s.user = user
+    s.qp = qp
+    s.est = est
+    s.key = key
+    s.prio = prio
+    s.start = start
+    s.exp_end = exp_end
+    s.resv_first = resv_first
+    s.resv_cur = resv_cur
+    s.backfilled = backfilled
+    s.usage = usage
+    s.accrued = accrued
+    s.hist1 = hist1
+    s.hist2 = hist2
+    s.hist_n = hist_n
+
+
 cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     """Allocate the internal C arrays for up to ``n_jobs`` jobs (release with
     sched_release, also after a failure)."""
