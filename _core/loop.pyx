@@ -16,7 +16,7 @@ from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_re
                     run_remove, record_runtime, queue_prepare)
 from backfill cimport schedule_pass
 
-from malleo._core.priority import queue_partition_term
+from malleo._core.state_arrays import replay_state_arrays
 
 
 cdef int complete(sched_t* s, intp_t j, const simtime_t* runtime) noexcept nogil:
@@ -141,25 +141,12 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
             k = int(np.argmax(bad))
             raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has {procs_a[k]}")
 
-    users, user_code = np.unique(user_a, return_inverse=True)
-    user_code = np.ascontiguousarray(user_code.reshape(-1), dtype=np.int32)
-    n_users = max(len(users), 1)
-    qp = np.ascontiguousarray(queue_partition_term(queue_a, partition_a, policy.multifactor),
-                              dtype=np.float64)
-    start = np.full(n, -1, dtype=np.int64)
-    exp_end = np.zeros(n, dtype=np.int64)
-    resv_first = np.full(n, -1, dtype=np.int64)
-    resv_cur = np.full(n, -1, dtype=np.int64)
-    backfilled = np.zeros(n, dtype=np.uint8)
-    est = request_a.copy()
-    key = np.zeros(n, dtype=np.float64)
-    prio = np.full(n, np.nan, dtype=np.float64)
-    usage = np.zeros(n_users, dtype=np.float64)
-    accrued = np.zeros(n_users, dtype=np.int64)
-    hist1 = np.zeros(n_users, dtype=np.int64)
-    hist2 = np.zeros(n_users, dtype=np.int64)
-    hist_n = np.zeros(n_users, dtype=np.int32)
-    is_seen = np.zeros(n_users, dtype=np.uint8)
+    a = replay_state_arrays(request_a, user_a, queue_a, partition_a, policy.multifactor)
+    user_code, n_users, qp, start = a["user_code"], a["n_users"], a["qp"], a["start"]
+    exp_end, resv_first, resv_cur = a["exp_end"], a["resv_first"], a["resv_cur"]
+    backfilled, est, key, prio = a["backfilled"], a["est"], a["key"], a["prio"]
+    usage, accrued, hist1, hist2 = a["usage"], a["accrued"], a["hist1"], a["hist2"]
+    hist_n, is_seen = a["hist_n"], a["is_seen"]
 
     cdef sched_t s
     cdef heap_t h

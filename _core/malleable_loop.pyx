@@ -21,7 +21,7 @@ from backfill cimport schedule_pass
 from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, cancel_expander,
                         KIND_RIGID, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
 
-from malleo._core.priority import queue_partition_term
+from malleo._core.state_arrays import replay_state_arrays
 
 
 cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
@@ -195,26 +195,13 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
             raise ValueError("kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
     model, _ = parse_speedup(mal.speedup)
 
-    users, user_code = np.unique(user_a, return_inverse=True)
-    user_code = np.ascontiguousarray(user_code.reshape(-1), dtype=np.int32)
-    n_users = max(len(users), 1)
-    qp = np.ascontiguousarray(queue_partition_term(queue_a, partition_a, policy.multifactor),
-                              dtype=np.float64)
-    start = np.full(n, -1, dtype=np.int64)
+    a = replay_state_arrays(request_a, user_a, queue_a, partition_a, policy.multifactor)
+    user_code, n_users, qp, start = a["user_code"], a["n_users"], a["qp"], a["start"]
+    exp_end, resv_first, resv_cur = a["exp_end"], a["resv_first"], a["resv_cur"]
+    backfilled, est, key, prio = a["backfilled"], a["est"], a["key"], a["prio"]
+    usage, accrued, hist1, hist2 = a["usage"], a["accrued"], a["hist1"], a["hist2"]
+    hist_n, is_seen = a["hist_n"], a["is_seen"]
     end = np.full(n, -1, dtype=np.int64)
-    exp_end = np.zeros(n, dtype=np.int64)
-    resv_first = np.full(n, -1, dtype=np.int64)
-    resv_cur = np.full(n, -1, dtype=np.int64)
-    backfilled = np.zeros(n, dtype=np.uint8)
-    est = request_a.copy()
-    key = np.zeros(n, dtype=np.float64)
-    prio = np.full(n, np.nan, dtype=np.float64)
-    usage = np.zeros(n_users, dtype=np.float64)
-    accrued = np.zeros(n_users, dtype=np.int64)
-    hist1 = np.zeros(n_users, dtype=np.int64)
-    hist2 = np.zeros(n_users, dtype=np.int64)
-    hist_n = np.zeros(n_users, dtype=np.int32)
-    is_seen = np.zeros(n_users, dtype=np.uint8)
     fzeros = [np.zeros(n, dtype=np.float64) for _ in range(4)]
     work, done, est_work, req_work = fzeros
     tcols = [np.zeros(n, dtype=np.int64) for _ in range(7)]

@@ -1,0 +1,48 @@
+"""The arrays a replay's scheduler state points at (allocated once per replay, in numpy).
+
+Both event loops (loop.pyx, malleable_loop.pyx) start from the same fresh state; each
+binds these arrays into its ``sched_t`` with ``sched.sched_bind``.
+"""
+import numpy as np
+
+from malleo._core.priority import queue_partition_term
+
+
+def replay_state_arrays(request, user, queue, partition, multifactor):
+    """Fresh per-job and per-user state for a replay of ``len(request)`` jobs.
+
+    Args:
+        request: int64[n] requested times, seconds (the initial planning estimates).
+        user, queue, partition: int32[n] SWF numbers of each job.
+        multifactor: the policy's ``Multifactor`` (for the queue/partition term).
+
+    Returns:
+        A dict: ``user_code`` (int32[n], users renumbered 0..n_users-1), ``n_users`` (>= 1),
+        ``qp`` (float64[n] queue/partition priority term), per job ``start`` (-1),
+        ``exp_end`` (0), ``resv_first``/``resv_cur`` (-1), ``backfilled`` (0), ``est``
+        (a copy of ``request``), ``key`` (0.0), ``prio`` (NaN); per user ``usage``,
+        ``accrued``, ``hist1``, ``hist2``, ``hist_n``, ``is_seen`` (zeros).
+    """
+    n = len(request)
+    users, user_code = np.unique(user, return_inverse=True)
+    n_users = max(len(users), 1)
+    return {
+        "user_code": np.ascontiguousarray(user_code.reshape(-1), dtype=np.int32),
+        "n_users": n_users,
+        "qp": np.ascontiguousarray(queue_partition_term(queue, partition, multifactor),
+                                   dtype=np.float64),
+        "start": np.full(n, -1, dtype=np.int64),
+        "exp_end": np.zeros(n, dtype=np.int64),
+        "resv_first": np.full(n, -1, dtype=np.int64),
+        "resv_cur": np.full(n, -1, dtype=np.int64),
+        "backfilled": np.zeros(n, dtype=np.uint8),
+        "est": np.array(request, dtype=np.int64, copy=True),
+        "key": np.zeros(n, dtype=np.float64),
+        "prio": np.full(n, np.nan, dtype=np.float64),
+        "usage": np.zeros(n_users, dtype=np.float64),
+        "accrued": np.zeros(n_users, dtype=np.int64),
+        "hist1": np.zeros(n_users, dtype=np.int64),
+        "hist2": np.zeros(n_users, dtype=np.int64),
+        "hist_n": np.zeros(n_users, dtype=np.int32),
+        "is_seen": np.zeros(n_users, dtype=np.uint8),
+    }
