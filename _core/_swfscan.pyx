@@ -160,8 +160,8 @@ def scan(const uint8_t[::1] text, const uint8_t[::1] is_int, bint lenient):
     cdef Py_ssize_t lines = 0, blank = 0, ncomment = 0
     cdef Py_ssize_t bad_field = 0, bad_tok_start = 0, bad_tok_end = 0
     cdef int bad_kind = 0, parsed
-    cdef double value
-    cdef int64_t exact
+    cdef double value = 0
+    cdef int64_t exact = 0
     comments = []
     bad = []
     while pos < n:
