@@ -16,11 +16,14 @@ from malleo.emulator.results import JOB_COLUMNS, ReplayResult
 from malleo.emulator.swf_fields import FIELDS
 from malleo.policy import JOB_KINDS
 
-__all__ = ["malleable_result", "MALLEABLE_COLUMNS"]
+__all__ = ["malleable_result", "MALLEABLE_COLUMNS", "EXPANDER_EVENTS"]
 
 MALLEABLE_COLUMNS = ("kind", "min_procs", "max_procs", "elapsed", "n_expand", "n_shrink",
                      "reconfig_time", "proc_seconds")
 """Job columns a malleable replay adds after :data:`JOB_COLUMNS`."""
+
+EXPANDER_EVENTS = ("request", "merge", "cancel")
+"""Names of the core's expander-log events 0, 1, 2 (slurm expand mode)."""
 
 
 def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
@@ -77,7 +80,15 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
                                   if makespan and makespan > 0 else float("nan"))
         users = metrics.user_metrics(user, bsld, wait)
         summary["fairness_jain"] = metrics.jain_index(users["bsld_mean"].to_numpy())
-    summary.update(malleable_summary(jobs, policy))
+    exp_rows = np.asarray(core.get("exp_job", ()), dtype=np.int64)
+    expander_log = pd.DataFrame({
+        "job_id": jobs["job_id"].to_numpy()[exp_rows],
+        "time": np.asarray(core.get("exp_time", ()), dtype=np.int64),
+        "event": np.array(EXPANDER_EVENTS, dtype=object)[
+            np.asarray(core.get("exp_event", ()), dtype=np.int64)],
+        "procs": np.asarray(core.get("exp_procs", ()), dtype=np.int64) * unit,
+        "estimate": np.asarray(core.get("exp_est", ()), dtype=np.int64)})
+    summary.update(malleable_summary(jobs, policy, expander_log))
     summary.update({"policy": policy.describe(), "procs": machine_procs,
                     "node_procs": node_procs, "source": source})
     log_rows = np.asarray(core["log_job"], dtype=np.int64)
@@ -88,13 +99,16 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
     return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
                         policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
                         source=source, swf_table=table[swf_cols].reset_index(drop=True),
-                        size_log=size_log)
+                        size_log=size_log, expander_log=expander_log)
 
 
-def malleable_summary(jobs: pd.DataFrame, policy) -> dict[str, Any]:
+def malleable_summary(jobs: pd.DataFrame, policy,
+                      expander_log: pd.DataFrame | None = None) -> dict[str, Any]:
     """The summary additions: reconfigurations by kind, time reconfiguring, workload
-    completion time (last end - first submit, s), the expand mode used, and per job kind
-    the jobs, mean wait, mean response, mean bounded slowdown (``by_kind``)."""
+    completion time (last end - first submit, s), the expand mode used, per job kind
+    the jobs, mean wait, mean response, mean bounded slowdown (``by_kind``), and in slurm
+    expand mode the expander requests, merges and cancellations with the mean and maximum
+    wait of a merged expander (request to merge, s; NaN when none merged)."""
     mal = policy.malleability
     out: dict[str, Any] = {
         "reconfigurations_expand": int(jobs["n_expand"].sum()),
@@ -114,4 +128,29 @@ def malleable_summary(jobs: pd.DataFrame, policy) -> dict[str, Any]:
                               "bsld_mean": float(group["bsld"].mean()),
                               "proc_seconds": int(group["proc_seconds"].sum())}
     out["by_kind"] = by_kind
+    if mal.expand_mode == "slurm" and expander_log is not None:
+        out.update(expander_summary(expander_log))
     return out
+
+
+def expander_summary(log: pd.DataFrame) -> dict[str, Any]:
+    """Counts of the expander log's events and the wait of the merged ones (seconds from a
+    job's request to its merge; a job has at most one pending expander, so each merge
+    closes the job's latest request)."""
+    event = log["event"].to_numpy()
+    requested = event == "request"
+    merged = event == "merge"
+    request_time: dict[int, int] = {}
+    waits = []
+    for job, time, kind in zip(log["job_id"].tolist(), log["time"].tolist(), event.tolist()):
+        if kind == "request":
+            request_time[job] = time
+        elif kind == "merge":
+            waits.append(time - request_time.pop(job))
+        else:
+            request_time.pop(job, None)
+    return {"expanders_requested": int(requested.sum()),
+            "expanders_merged": int(merged.sum()),
+            "expanders_cancelled": int((event == "cancel").sum()),
+            "expander_wait_mean": float(np.mean(waits)) if waits else float("nan"),
+            "expander_wait_max": int(max(waits)) if waits else float("nan")}

@@ -56,6 +56,10 @@ class ReplayResult:
             in time order, each job's start included (docs/malleability.md).  Malleable
             replays also add the job columns ``kind``, ``min_procs``, ``max_procs``,
             ``elapsed``, ``n_expand``, ``n_shrink``, ``reconfig_time``, ``proc_seconds``.
+        expander_log: malleable replays only (else None): the expander requests of the
+            slurm expand mode (empty in-place), one row per event in time order:
+            ``job_id`` (the job it grows), ``time`` (s), ``event`` (``request``,
+            ``merge`` or ``cancel``), ``procs`` (processors asked for), ``estimate`` (s).
     """
 
     jobs: pd.DataFrame
@@ -69,6 +73,7 @@ class ReplayResult:
     source: str
     swf_table: pd.DataFrame = field(repr=False)
     size_log: pd.DataFrame | None = field(default=None, repr=False)
+    expander_log: pd.DataFrame | None = field(default=None, repr=False)
 
     def size_history(self) -> dict[int, list[tuple[int, int]]]:
         """Malleable replays: job_id -> [(time, size), ...], each job's size over time

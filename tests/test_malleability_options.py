@@ -94,6 +94,36 @@ def test_malleable_replay_result():
     assert 0 < s["utilization"] <= 1
 
 
+def test_slurm_mode_replay_reports_its_expanders():
+    """In slurm expand mode every expansion is a merged expander: the result's expander
+    log agrees with the job columns, the size log and the summary counts."""
+    pol = Policy(malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+                                           reconfig_fixed=10, reconfig_per_proc=0.5,
+                                           expand_mode="slurm"))
+    res = replay(None, pol, jobs="0:1500")
+    log, s, j = res.expander_log, res.summary, res.jobs
+    assert list(log.columns) == ["job_id", "time", "event", "procs", "estimate"]
+    assert s["expanders_merged"] == int(j["n_expand"].sum()) > 0
+    assert s["expanders_requested"] == (log["event"] == "request").sum()
+    assert s["expanders_requested"] == s["expanders_merged"] + s["expanders_cancelled"]
+    assert (log["time"].diff().dropna() >= 0).all() and (log["procs"] > 0).all()
+    merges = log[log["event"] == "merge"]
+    per_job = merges.groupby("job_id").size()
+    assert per_job.tolist() == j.set_index("job_id")["n_expand"].loc[per_job.index].tolist()
+    # each merge grows its job at that time in the size log
+    sizes = res.size_log.set_index(["job_id", "time"])["size"]
+    for job, time in zip(merges["job_id"].head(50), merges["time"].head(50)):
+        assert (job, time) in sizes.index
+    ends = j.set_index("job_id")["end"]
+    cancels = log[log["event"] == "cancel"]
+    assert (cancels["time"].to_numpy() == ends.loc[cancels["job_id"]].to_numpy()).all()
+    assert 0 <= s["expander_wait_mean"] <= s["expander_wait_max"]
+    in_place = replay(None, Policy(malleability=Malleability(
+        fraction=0.5, speedup="amdahl:0.05", reconfig_fixed=10, reconfig_per_proc=0.5)),
+        jobs="0:1500")
+    assert in_place.expander_log.empty and "expanders_requested" not in in_place.summary
+
+
 def test_moldable_replay_starts_some_jobs_at_other_sizes():
     pol = Policy(malleability=Malleability(fraction=0.5, kind="moldable", moldable_start=True,
                                            policy="none"))

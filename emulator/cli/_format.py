@@ -65,6 +65,12 @@ def replay_table(summary: dict[str, Any]) -> str:
                                       f"{summary['reconfigurations_shrink']:,} shrink"),
                  ("time reconfiguring", format_metric("makespan",
                                                       summary["reconfig_time_total"]))]
+        if "expanders_requested" in summary:
+            rows.append(("expanders", f"{summary['expanders_requested']:,} requested, "
+                                      f"{summary['expanders_merged']:,} merged, "
+                                      f"{summary['expanders_cancelled']:,} cancelled"))
+            rows.append(("expander wait mean", format_metric(
+                "wait_mean", summary["expander_wait_mean"])))
     width = max(len(label) for label, _ in head + rows)
     lines = [f"{label:<{width}}  {text}" for label, text in head]
     lines.append("")
