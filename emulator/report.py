@@ -1,7 +1,9 @@
 """One self-contained HTML report from replay results and tuning results.
 
 Inputs: per-job tables written by ``malleo replay --out`` (CSV or Parquet, the columns of
-``ReplayResult.jobs``) and tuning results files written by ``malleo tune`` (CSV).  The
+``ReplayResult.jobs``; a malleable replay's size log beside it, ``STEM.sizes.EXT``, is read
+too and drawn in the Gantt chart) and tuning results files written by ``malleo tune``
+(CSV).  The
 page holds a summary table of every replay, the replay plots, and per tuning run its
 leaderboard and the objective across trials; PNGs are embedded as base64 ``data:`` URIs,
 so the file needs nothing beside it.  docs/plots.md explains the plots.
@@ -12,7 +14,7 @@ import base64
 import html
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from malleo.emulator import metrics
+from malleo.emulator.results import log_paths
 from malleo.errors import MalleoError
 
 __all__ = ["Inputs", "read_inputs", "build_report", "SECTIONS"]
@@ -29,14 +32,18 @@ SECTIONS = ("Summary", "Utilization and queue length", "Wait-time distribution",
 """Section titles, in page order (a section without input is left out)."""
 
 _NEEDED = ("submit", "start", "end", "wait", "runtime", "procs", "bsld")
+_SIZE_LOG = ("job_id", "time", "procs")
+_EXPANDER_LOG = ("job_id", "time", "event", "procs", "estimate")
 
 
 @dataclass
 class Inputs:
-    """What the report shows: replays (name -> per-job table) and tuning runs (name -> rows)."""
+    """What the report shows: replays (name -> per-job table), tuning runs (name -> rows),
+    and the size histories of malleable replays (name -> job_id -> [(time s, processors)])."""
 
     replays: dict[str, pd.DataFrame]
     tunes: dict[str, pd.DataFrame]
+    sizes: dict[str, dict[int, list[tuple[int, int]]]] = field(default_factory=dict)
 
 
 def read_inputs(paths: Sequence[str | Path]) -> Inputs:
@@ -49,6 +56,7 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
 
     replays: dict[str, pd.DataFrame] = {}
     tunes: dict[str, pd.DataFrame] = {}
+    sizes: dict[str, dict[int, list[tuple[int, int]]]] = {}
     for raw in paths:
         path = Path(raw)
         suffix = path.suffix.lower()
@@ -66,11 +74,35 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
             tunes[name] = read_results(path)
         elif all(c in frame.columns for c in _NEEDED):
             replays[name] = frame if suffix != ".csv" else pd.read_csv(path)
+            history = _size_history(log_paths(path)[0])
+            if history is not None:
+                sizes[name] = history
+        elif list(frame.columns) in (list(_SIZE_LOG), list(_EXPANDER_LOG)):
+            raise MalleoError(f"{path}: a log written beside a malleable replay's per-job "
+                              "table: pass the table itself; the report reads its size "
+                              "log from beside it")
         else:
             raise MalleoError(f"{path}: neither a per-job table from 'malleo replay --out' "
                               f"(columns {', '.join(_NEEDED)}) nor a 'malleo tune' results "
                               "file")
-    return Inputs(replays, tunes)
+    return Inputs(replays, tunes, sizes)
+
+
+def _size_history(path: Path) -> dict[int, list[tuple[int, int]]] | None:
+    """job_id -> [(time, processors), ...] from a size log, or None when there is none."""
+    if not path.exists():
+        return None
+    try:
+        log = pd.read_parquet(path) if path.suffix.lower() != ".csv" else pd.read_csv(path)
+    except (OSError, ValueError, ImportError) as exc:
+        raise MalleoError(f"{path}: cannot read the size log: {exc}") from None
+    if list(log.columns) != list(_SIZE_LOG):
+        raise MalleoError(f"{path}: not a size log (columns {', '.join(_SIZE_LOG)})")
+    out: dict[int, list[tuple[int, int]]] = {}
+    for job, time, procs in zip(log["job_id"].tolist(), log["time"].tolist(),
+                                log["procs"].tolist()):
+        out.setdefault(int(job), []).append((int(time), int(procs)))
+    return out
 
 
 def _unique(name: str, taken: dict) -> str:
@@ -149,7 +181,8 @@ def build_report(inputs: Inputs, *, procs: int | None = None, objective: str = "
                              _img(plots.wait_cdf_figure(runs), "wait-time CDF")))
         body.append(_section("Bounded slowdown by job class",
                              _img(plots.bsld_classes_figure(runs), "bsld by class")))
-        gantts = "".join(_img(plots.gantt_figure(jobs, window, procs, title=name),
+        gantts = "".join(_img(plots.gantt_figure(jobs, window, procs, title=name,
+                                                 sizes=inputs.sizes.get(name)),
                               f"Gantt {name}") for name, jobs in runs.items() if len(jobs))
         body.append(_section("Gantt chart", gantts))
     if inputs.tunes:

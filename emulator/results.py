@@ -19,7 +19,7 @@ from malleo.errors import MalleoError
 from malleo.policy import Policy
 from malleo.policy_file import policy_to_dict
 
-__all__ = ["ReplayResult", "JOB_COLUMNS"]
+__all__ = ["ReplayResult", "JOB_COLUMNS", "log_paths"]
 
 JOB_COLUMNS: tuple[str, ...] = (
     "job_id", "submit", "start", "end", "wait", "response", "procs", "alloc_procs",
@@ -115,9 +115,7 @@ class ReplayResult:
         Raises:
             MalleoError: pyarrow is not installed.
         """
-        if importlib.util.find_spec("pyarrow") is None:
-            raise MalleoError(f"{path}: writing Parquet needs pyarrow, which is not "
-                              "installed (pip install 'malleo[parquet]'), or write .csv")
+        _require_pyarrow(path)
         self.jobs.to_parquet(path, index=False, engine="pyarrow")
 
     def to_swf(self, path: str | Path) -> None:
@@ -139,20 +137,55 @@ class ReplayResult:
         write_swf(path, table, meta, source=self.source, policy=self.policy.describe(),
                   start=self.jobs["start"].to_numpy())
 
-    def write(self, path: str | Path) -> None:
-        """Write :attr:`jobs` by file extension: ``.csv`` or ``.parquet``.
+    def write(self, path: str | Path) -> list[Path]:
+        """Write :attr:`jobs` by file extension: ``.csv`` or ``.parquet``; for a malleable
+        replay also its logs beside it, in the same format (:func:`log_paths`): the size log
+        as ``STEM.sizes.EXT`` (``job_id, time, procs``: processors, whole nodes times their
+        processors on node-exclusive machines, which ``malleo report`` draws in the Gantt
+        chart) and, when not empty, the expander log as ``STEM.expanders.EXT``.
+
+        Returns:
+            The paths written, the job table first.
 
         Raises:
             MalleoError: another extension.
         """
-        suffix = Path(path).suffix.lower()
-        if suffix == ".csv":
-            self.to_csv(path)
-        elif suffix in (".parquet", ".pq"):
-            self.to_parquet(path)
-        else:
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".parquet", ".pq"):
             raise MalleoError(f"{path}: unknown output format {suffix or '(no extension)'!r}: "
                               "use .csv or .parquet (or --swf-out for SWF)")
+        tables = [(path, self.jobs)]
+        sizes_path, expanders_path = log_paths(path)
+        if self.size_log is not None:
+            unit = int(self.node_procs) or 1
+            tables.append((sizes_path, pd.DataFrame({
+                "job_id": self.size_log["job_id"].to_numpy(),
+                "time": self.size_log["time"].to_numpy(),
+                "procs": self.size_log["size"].to_numpy() * unit})))
+        if self.expander_log is not None and len(self.expander_log):
+            tables.append((expanders_path, self.expander_log))
+        for target, table in tables:
+            if suffix == ".csv":
+                table.to_csv(target, index=False)
+            else:
+                _require_pyarrow(target)
+                table.to_parquet(target, index=False, engine="pyarrow")
+        return [target for target, _ in tables]
+
+
+def log_paths(path: str | Path) -> tuple[Path, Path]:
+    """Where :meth:`ReplayResult.write` puts a malleable replay's size log and expander log
+    for a job table at ``path``: ``STEM.sizes.EXT`` and ``STEM.expanders.EXT``."""
+    path = Path(path)
+    return (path.with_name(f"{path.stem}.sizes{path.suffix}"),
+            path.with_name(f"{path.stem}.expanders{path.suffix}"))
+
+
+def _require_pyarrow(path: str | Path) -> None:
+    if importlib.util.find_spec("pyarrow") is None:
+        raise MalleoError(f"{path}: writing Parquet needs pyarrow, which is not "
+                          "installed (pip install 'malleo[parquet]'), or write .csv")
 
 
 def _plain(value: Any) -> Any:

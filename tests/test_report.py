@@ -2,6 +2,7 @@
 import base64
 import re
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -97,3 +98,39 @@ def test_report_reads_parquet_replays(inputs, tmp_path):
     rows = re.findall(r"<tr><th>([^<]+)</th><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>",
                       page)
     assert rows and all(a == b for _, a, b in rows)
+
+
+def test_malleable_replay_writes_its_logs_and_the_report_draws_the_sizes(inputs, tmp_path):
+    from malleo.emulator.driver import load_workload, replay
+    from malleo.emulator.plots import processor_sizes
+    from malleo.emulator.report import read_inputs
+    from malleo.policy import Malleability, Policy
+
+    trace = inputs / "t.swf"
+    table = tmp_path / "mall.csv"
+    assert run("replay", trace, "--malleable", "0.5", "--speedup", "amdahl:0.05",
+               "--expand-mode", "slurm", "--out", table, "-q").exit_code == 0
+    sizes, expanders = tmp_path / "mall.sizes.csv", tmp_path / "mall.expanders.csv"
+    assert sizes.exists() and expanders.exists()
+    # The files hold what the Python API returns for the same replay.
+    result = replay(load_workload(str(trace)), Policy(malleability=Malleability(
+        fraction=0.5, speedup="amdahl:0.05", expand_mode="slurm")))
+    read = read_inputs([table])
+    assert read.sizes["mall"] == processor_sizes(result)
+    assert any(len(h) > 1 for h in read.sizes["mall"].values())
+    assert pd.read_csv(expanders).equals(result.expander_log.reset_index(drop=True))
+    # The Gantt chart follows the size log: without it the drawing differs.
+    with_sizes = images(_report(table, tmp_path / "a.html"))
+    sizes.rename(tmp_path / "moved.csv")
+    without = images(_report(table, tmp_path / "b.html"))
+    assert with_sizes[:3] == without[:3] and with_sizes[3] != without[3]
+    # A log passed in place of its table is refused, naming the file.
+    res = CliRunner().invoke(cli, ["report", str(expanders), "-o", str(tmp_path / "x.html")])
+    assert res.exit_code == 2 and "mall.expanders.csv" in res.output
+    assert "pass the table itself" in res.output
+
+
+def _report(table, out):
+    assert run("report", table, "-o", out, "--procs", "32", "--window", "0:200000"
+               ).exit_code == 0
+    return out.read_text()
