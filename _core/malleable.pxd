@@ -12,7 +12,7 @@ from libc.stdlib cimport realloc
 from libc.string cimport memmove
 from libc.stdint cimport int32_t, uint8_t
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR
 from heap cimport heap_t, heap_push
 from sched cimport sched_t, run_remove, run_insert, expected_end, start_job
 
@@ -293,8 +293,15 @@ cdef inline int resize(sched_t* s, mall_t* m, intp_t j, procs_t newp) except -1 
     cdef procs_t moved = newp - old if newp > old else old - newp
     cdef simtime_t cost = 0
     cdef double rate, c
-    cdef simtime_t base, e_est, e_req
+    cdef simtime_t base, e_est, e_req, since
     advance(s, m, j)
+    if s.order == ORDER_MULTIFACTOR:
+        # Fair-share usage is charged later at the current size from max(start, last
+        # calculation); pre-pay the difference so the time before now counts at ``old``.
+        since = s.start[j]
+        if s.mf.calc_time > since:
+            since = s.mf.calc_time
+        s.accrued[s.user[j]] += <simtime_t> (old - newp) * (s.now - since)
     c = m.cost_fixed + m.cost_per_proc * <double> moved
     if c > 0.0:
         cost = <simtime_t> ceil(c - 1e-9)

@@ -146,7 +146,9 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
         ``exp_event`` (int8: 0 requested, 1 started and merged, 2 cancelled because the
         job ended first), ``exp_job`` (int64, the job it grows), ``exp_time`` (int64,
         seconds), ``exp_procs`` (int32, processors asked for), ``exp_est`` (int64, its
-        estimate, seconds).
+        estimate, seconds); ``user_usage`` (float64, per user in increasing user number:
+        the multifactor fair-share usage at the end, processor-seconds decayed to the
+        last priority calculation plus those accrued since; zeros for other orders).
 
     Raises:
         ValueError: as ``simulate``, or a size range not containing p0 / outside
@@ -358,4 +360,5 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
             "backfilled": backfilled[:n], "est": est_start,
             "n_expand": n_expand, "n_shrink": n_shrink, "reconfig_time": reconf_time,
             "proc_seconds": proc_sec, "work": work, "work_done": done,
-            "log_job": log_job, "log_time": log_time, "log_size": log_size, **xlog}
+            "log_job": log_job, "log_time": log_time, "log_size": log_size,
+            "user_usage": usage + accrued, **xlog}

@@ -85,6 +85,32 @@ def test_all_rigid_equals_simulate(backfill, order, estimate):
     assert got["proc_seconds"].tolist() == (p * cols[1]).tolist()
 
 
+@pytest.mark.parametrize("expand_mode", ["in-place", "slurm"])
+def test_fairshare_usage_is_charged_at_the_size_held(expand_mode):
+    """Multifactor with no decay: each user's fair-share usage at the end equals the
+    processor-seconds their jobs held, resizes included (each piece at its own size)."""
+    from malleo.emulator.driver import load_workload
+    from malleo.policy import Multifactor
+
+    t = load_workload(None).table.iloc[:1500]
+    cols = [t[c].to_numpy() for c in ("submit_time", "runtime", "estimate", "procs", "user_id",
+                                      "queue", "partition")]
+    n = len(t)
+    rng = np.random.default_rng(3)
+    kind = np.where(rng.random(n) < 0.5, MALLEABLE, RIGID).astype(np.uint8)
+    p = cols[3].astype(np.int32)
+    lo = np.where(kind == MALLEABLE, np.maximum(p // 2, 1), p).astype(np.int32)
+    hi = np.where(kind == MALLEABLE, np.minimum(p * 2, 256), p).astype(np.int32)
+    pol = Policy(order="multifactor", multifactor=Multifactor(half_life=10**15, calc_period=600),
+                 malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+                                           reconfig_fixed=5, expand_mode=expand_mode))
+    res = simulate_malleable(*cols, 256, pol, kind, lo, hi, np.full(n, 0.05), np.zeros(n))
+    assert (res["n_expand"] + res["n_shrink"]).sum() > 100
+    users, code = np.unique(cols[4], return_inverse=True)
+    held = np.bincount(code, weights=res["proc_seconds"], minlength=len(users))
+    assert np.allclose(res["user_usage"], held, rtol=1e-6, atol=0)
+
+
 @pytest.mark.parametrize("r, p0, total", [(1000, 4, 64), (999, 3, 10), (7, 1, 5), (3600, 8, 8)])
 def test_linear_alone_runs_r_p0_over_p(r, p0, total):
     mal = Malleability(fraction=1.0, speedup="linear")
