@@ -5,9 +5,11 @@ expands it; a rigid 14-node job arrives and the endpoint shrinks the malleable j
 start; the solver ends with the same SHA-256 as a fixed-size run. A second test makes the
 expander fail (every other node busy) and checks the job stays on its nodes with its data.
 
-These tests start their own cluster with accounting (local-slurm.sh up --accounting): on Slurm
-22.05 without slurmdbd a job that has been expanded can no longer be updated ("the DB index is
-being set"), so the shrink after an expand needs slurmdbd. They skip without slurmdbd/MariaDB.
+These tests start their own 16-node cluster.  On Slurm 22.05 it has accounting (local-slurm.sh
+up --accounting): there, without slurmdbd, a job that has been expanded can no longer be updated
+("the DB index is being set"), so the shrink after an expand needs slurmdbd.  Slurm 24.11
+updates an expanded job without slurmdbd (measured in the Debian 13 chroot, where slurmdbd
+cannot start against MariaDB 11.8, docs/docker.md), so there the cluster has no accounting.
 Every MPI step runs under the launcher's --step-timeout, every wait here under a deadline.
 """
 import json
@@ -40,32 +42,39 @@ def _slurm_major() -> int:
 
 @pytest.fixture(scope="module")
 def dbd_conf():
-    """slurm.conf of a private 16-node cluster with slurmdbd accounting."""
+    """slurm.conf of a private 16-node cluster, with slurmdbd accounting before Slurm 24."""
     pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install mpi4py)")
+    accounting = _slurm_major() < 24
     reason = _why_not_startable()
-    missing = [b for b in ("slurmdbd", "mariadbd", "mariadb-install-db", "srun", "salloc")
+    needed = ("slurmdbd", "mariadbd", "mariadb-install-db") if accounting else ()
+    missing = [b for b in (*needed, "srun", "salloc")
                if shutil.which(b) is None and not os.path.exists(f"/usr/sbin/{b}")]
     if reason or missing:
-        why = reason or ("accounting or client packages missing (" + ", ".join(missing)
+        why = reason or ("packages missing (" + ", ".join(missing)
                          + "): sudo bash slurm-docker/install-deps.sh --accounting")
-        if os.environ.get("MALLEO_REQUIRE_SLURM") == "1" and _slurm_major() < 24:
+        if os.environ.get("MALLEO_REQUIRE_SLURM") == "1":
             pytest.fail(f"MALLEO_REQUIRE_SLURM=1 but {why}", pytrace=False)
         pytest.skip(why)
     directory = tempfile.mkdtemp(prefix="malleo-malleable-")
-    proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
-                           "--dir", directory], capture_output=True, text=True, timeout=240)
-    exports = [ln for ln in proc.stdout.splitlines() if ln.startswith("export SLURM_CONF=")]
     try:
+        proc = _up(directory, accounting=accounting)
+        exports = [ln for ln in proc.stdout.splitlines() if ln.startswith("export SLURM_CONF=")]
         if proc.returncode != 0 or not exports:
-            if _slurm_major() >= 24:
-                # Known: slurmdbd 24.11.5 exits against Debian 13's MariaDB 11.8 (docs/docker.md).
-                pytest.skip("slurmdbd did not start on Slurm >= 24 (Debian 13's slurmdbd/MariaDB "
-                            "are known broken, docs/docker.md): " + proc.stderr.strip()[-300:])
-            pytest.fail(f"local-slurm.sh up --accounting failed:\n{proc.stderr}", pytrace=False)
+            pytest.fail(f"local-slurm.sh up failed:\n{proc.stderr}", pytrace=False)
         yield exports[-1].split("=", 1)[1]
     finally:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
-                       capture_output=True, text=True, timeout=180)
+        _down(directory)
+
+
+def _up(directory: str, *, accounting: bool) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--dir", directory]
+                          + (["--accounting"] if accounting else []),
+                          capture_output=True, text=True, timeout=240)
+
+
+def _down(directory: str) -> None:
+    subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
+                   capture_output=True, text=True, timeout=180)
 
 
 @pytest.fixture(scope="module")
