@@ -16,6 +16,7 @@ from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_re
                     run_remove, record_runtime, queue_prepare)
 from backfill cimport schedule_pass
 
+from malleo._core.job_columns import column, check_jobs
 from malleo._core.state_arrays import replay_state_arrays
 
 
@@ -77,15 +78,6 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime,
     return 0
 
 
-def _column(name, values, dtype, n):
-    arr = np.ascontiguousarray(values, dtype=dtype)
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: must be a 1-D array, got shape {arr.shape}")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name}: length {arr.shape[0]} differs from submit's length {n}")
-    return arr
-
-
 def simulate(submit, runtime, estimate, procs, user, queue, partition, total_procs, policy):
     """Replay jobs through the scheduler and return their schedule.
 
@@ -115,31 +107,15 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
         >>> r["start"].tolist()
         [0, 10]
     """
-    submit_a = _column("submit", submit, np.int64, None)
+    submit_a = column("submit", submit, np.int64, None)
     n = submit_a.shape[0]
-    runtime_a = _column("runtime", runtime, np.int64, n)
-    request_a = _column("estimate", estimate, np.int64, n)
-    procs_a = _column("procs", procs, np.int32, n)
-    user_a = _column("user", user, np.int64, n)
-    queue_a = _column("queue", queue, np.int64, n)
-    partition_a = _column("partition", partition, np.int64, n)
-    total = int(total_procs)
-    if total < 1:
-        raise ValueError(f"total_procs: must be >= 1, got {total}")
-    if n:
-        down = np.diff(submit_a) < 0
-        if down.any():
-            k = int(np.argmax(down)) + 1
-            raise ValueError(f"submit: must be sorted, job {k} submits at {submit_a[k]} "
-                             f"before job {k - 1} at {submit_a[k - 1]}")
-        for name, arr in (("submit", submit_a), ("runtime", runtime_a), ("estimate", request_a)):
-            if (arr < 0).any():
-                k = int(np.argmax(arr < 0))
-                raise ValueError(f"{name}: must be >= 0, job {k} has {arr[k]}")
-        bad = (procs_a < 1) | (procs_a > total)
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has {procs_a[k]}")
+    runtime_a = column("runtime", runtime, np.int64, n)
+    request_a = column("estimate", estimate, np.int64, n)
+    procs_a = column("procs", procs, np.int32, n)
+    user_a = column("user", user, np.int64, n)
+    queue_a = column("queue", queue, np.int64, n)
+    partition_a = column("partition", partition, np.int64, n)
+    total = check_jobs(submit_a, runtime_a, request_a, procs_a, total_procs)
 
     a = replay_state_arrays(request_a, user_a, queue_a, partition_a, policy.multifactor)
     user_code, n_users, qp, start = a["user_code"], a["n_users"], a["qp"], a["start"]

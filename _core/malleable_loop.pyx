@@ -21,6 +21,7 @@ from backfill cimport schedule_pass
 from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, cancel_expander,
                         KIND_RIGID, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
 
+from malleo._core.job_columns import column, check_jobs
 from malleo._core.state_arrays import replay_state_arrays
 
 
@@ -106,16 +107,6 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
     return 0
 
 
-def _column(name, values, dtype, n, writable=False):
-    arr = np.array(values, dtype=dtype, copy=True) if writable else \
-        np.ascontiguousarray(values, dtype=dtype)
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: must be a 1-D array, got shape {arr.shape}")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name}: length {arr.shape[0]} differs from submit's length {n}")
-    return arr
-
-
 _MODELS = {"linear": 0, "amdahl": 1, "downey": 2}
 _POLICIES = {"none": MPOL_NONE, "dmr": MPOL_DMR, "head-unblock": MPOL_HEAD_UNBLOCK}
 
@@ -157,37 +148,22 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     from malleo.policy import parse_speedup
 
     mal = policy.malleability
-    submit_a = _column("submit", submit, np.int64, None)
+    submit_a = column("submit", submit, np.int64, None)
     n = submit_a.shape[0]
-    runtime_a = _column("runtime", runtime, np.int64, n)
-    request_a = _column("estimate", estimate, np.int64, n, writable=True)
-    procs_a = _column("procs", procs, np.int32, n, writable=True)
+    runtime_a = column("runtime", runtime, np.int64, n)
+    request_a = column("estimate", estimate, np.int64, n, writable=True)
+    procs_a = column("procs", procs, np.int32, n, writable=True)
     p0_a = procs_a.copy()
-    user_a = _column("user", user, np.int64, n)
-    queue_a = _column("queue", queue, np.int64, n)
-    partition_a = _column("partition", partition, np.int64, n)
-    kind_a = _column("kind", kind, np.uint8, n, writable=True)
-    pmin_a = _column("min_procs", min_procs, np.int32, n, writable=True)
-    pmax_a = _column("max_procs", max_procs, np.int32, n, writable=True)
-    pa_a = _column("speedup_a", speedup_a, np.float64, n, writable=True)
-    pb_a = _column("speedup_b", speedup_b, np.float64, n, writable=True)
-    total = int(total_procs)
-    if total < 1:
-        raise ValueError(f"total_procs: must be >= 1, got {total}")
+    user_a = column("user", user, np.int64, n)
+    queue_a = column("queue", queue, np.int64, n)
+    partition_a = column("partition", partition, np.int64, n)
+    kind_a = column("kind", kind, np.uint8, n, writable=True)
+    pmin_a = column("min_procs", min_procs, np.int32, n, writable=True)
+    pmax_a = column("max_procs", max_procs, np.int32, n, writable=True)
+    pa_a = column("speedup_a", speedup_a, np.float64, n, writable=True)
+    pb_a = column("speedup_b", speedup_b, np.float64, n, writable=True)
+    total = check_jobs(submit_a, runtime_a, request_a, procs_a, total_procs)
     if n:
-        down = np.diff(submit_a) < 0
-        if down.any():
-            k = int(np.argmax(down)) + 1
-            raise ValueError(f"submit: must be sorted, job {k} submits at {submit_a[k]} "
-                             f"before job {k - 1} at {submit_a[k - 1]}")
-        for name, arr in (("submit", submit_a), ("runtime", runtime_a), ("estimate", request_a)):
-            if (arr < 0).any():
-                k = int(np.argmax(arr < 0))
-                raise ValueError(f"{name}: must be >= 0, job {k} has {arr[k]}")
-        bad = (procs_a < 1) | (procs_a > total)
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has {procs_a[k]}")
         bad = (pmin_a < 1) | (pmin_a > procs_a) | (pmax_a < procs_a) | (pmax_a > total)
         if bad.any():
             k = int(np.argmax(bad))
