@@ -8,7 +8,7 @@
 # processors and is not reconfiguring.  A job that was never resized ends exactly at
 # start + runtime (no floating point on the rigid path).
 from libc.math cimport ceil, NAN
-from libc.stdlib cimport realloc
+from libc.stdlib cimport realloc, free
 from libc.string cimport memmove
 from libc.stdint cimport int32_t, uint8_t
 
@@ -96,6 +96,93 @@ cdef struct mall_t:
     simtime_t* xlog_est       # the expander's estimate (seconds)
     intp_t n_xlog
     intp_t cap_xlog
+
+
+cdef inline int mall_set_options(mall_t* m, object mal) except -1:
+    """Copy a ``Malleability``'s options into m (policy and speedup model codes, flags,
+    reconfiguration cost in seconds, minimum interval and check-in period in seconds)."""
+    from malleo.policy import parse_speedup
+
+    m.policy = {"none": MPOL_NONE, "dmr": MPOL_DMR,
+                "head-unblock": MPOL_HEAD_UNBLOCK}[mal.policy]
+    m.model = {"linear": SPEEDUP_LINEAR, "amdahl": SPEEDUP_AMDAHL,
+               "downey": SPEEDUP_DOWNEY}[parse_speedup(mal.speedup)[0]]
+    m.is_checkin = mal.points == "checkin"
+    m.is_scaled = mal.estimate_scaling == "speedup"
+    m.is_pow2 = bool(mal.power_of_two)
+    m.is_moldable_start = bool(mal.moldable_start)
+    m.cost_fixed = float(mal.reconfig_fixed)
+    m.cost_per_proc = float(mal.reconfig_per_proc)
+    m.min_interval = int(mal.min_interval)
+    m.checkin = int(mal.checkin_period)
+    m.is_slurm = mal.expand_mode == "slurm"
+    return 0
+
+
+cdef inline int mall_bind(mall_t* m, dict a, intp_t exp_base) except -1:
+    """Point m at the arrays of ``a`` (``state_arrays.malleable_state_arrays`` plus the
+    inputs ``kind``, ``min_procs``, ``max_procs``, ``speedup_a``, ``speedup_b``,
+    ``runtime``, ``p0``); the caller keeps ``a`` alive while m is used.  Job j's new
+    expander goes to slot ``exp_base + j``."""
+    cdef uint8_t[::1] kind = a["kind"], rsz = a["is_resized"]
+    cdef procs_t[::1] pmin = a["min_procs"], pmax = a["max_procs"]
+    cdef const procs_t[::1] p0 = a["p0"]
+    cdef const simtime_t[::1] runtime = a["runtime"]
+    cdef double[::1] pa = a["speedup_a"], pb = a["speedup_b"], work = a["work"]
+    cdef double[::1] done = a["done"], ew = a["est_work"], rw = a["req_work"]
+    cdef simtime_t[::1] upd = a["upd"], res = a["resume"], lr = a["last_reconf"]
+    cdef simtime_t[::1] np_ = a["next_point"], te = a["true_end"], ss = a["size_since"]
+    cdef simtime_t[::1] ps = a["proc_sec"], e0 = a["est0"], rt = a["reconf_time"]
+    cdef int32_t[::1] nexp = a["n_expand"], nshr = a["n_shrink"]
+    cdef intp_t[::1] cand = a["cand"], parent = a["parent"], expander = a["expander"]
+    m.kind = &kind[0]
+    m.pmin = &pmin[0]
+    m.pmax = &pmax[0]
+    m.pa = &pa[0]
+    m.pb = &pb[0]
+    m.runtime = &runtime[0]
+    m.p0 = &p0[0]
+    m.work = &work[0]
+    m.done = &done[0]
+    m.est_work = &ew[0]
+    m.req_work = &rw[0]
+    m.upd = &upd[0]
+    m.resume = &res[0]
+    m.last_reconf = &lr[0]
+    m.next_point = &np_[0]
+    m.true_end = &te[0]
+    m.size_since = &ss[0]
+    m.proc_sec = &ps[0]
+    m.est0 = &e0[0]
+    m.reconf_time = &rt[0]
+    m.n_expand = &nexp[0]
+    m.n_shrink = &nshr[0]
+    m.is_resized = &rsz[0]
+    m.cand = &cand[0]
+    m.exp_base = exp_base
+    m.parent = &parent[0]
+    m.expander = &expander[0]
+    return 0
+
+
+cdef inline void mall_release(mall_t* m) noexcept:
+    """Free the logs m allocated (its arrays belong to the caller)."""
+    free(m.log_job)
+    free(m.log_time)
+    free(m.log_size)
+    free(m.xlog_kind)
+    free(m.xlog_job)
+    free(m.xlog_time)
+    free(m.xlog_procs)
+    free(m.xlog_est)
+    m.log_job = NULL
+    m.log_time = NULL
+    m.log_size = NULL
+    m.xlog_kind = NULL
+    m.xlog_job = NULL
+    m.xlog_time = NULL
+    m.xlog_procs = NULL
+    m.xlog_est = NULL
 
 
 cdef inline double speedup(const mall_t* m, intp_t j, procs_t p) noexcept nogil:

@@ -10,7 +10,6 @@ Times are integer seconds, sizes processors.
 import numpy as np
 
 from libc.string cimport memset
-from libc.stdlib cimport free as c_free
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
@@ -18,11 +17,11 @@ from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
                     run_remove, record_runtime, queue_prepare)
 from backfill cimport schedule_pass
-from malleable cimport (mall_t, mall_on_start, mall_on_end, malleable_phase, cancel_expander,
-                        KIND_RIGID, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
+from malleable cimport (mall_t, mall_set_options, mall_bind, mall_release, mall_on_start,
+                        mall_on_end, malleable_phase, cancel_expander, KIND_RIGID)
 
 from malleo._core.job_columns import column, check_jobs
-from malleo._core.state_arrays import replay_state_arrays
+from malleo._core.state_arrays import replay_state_arrays, malleable_state_arrays
 
 
 cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
@@ -107,8 +106,6 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
     return 0
 
 
-_MODELS = {"linear": 0, "amdahl": 1, "downey": 2}
-_POLICIES = {"none": MPOL_NONE, "dmr": MPOL_DMR, "head-unblock": MPOL_HEAD_UNBLOCK}
 
 
 def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition, total_procs,
@@ -145,8 +142,6 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
         ValueError: as ``simulate``, or a size range not containing p0 / outside
             1..total_procs.
     """
-    from malleo.policy import parse_speedup
-
     mal = policy.malleability
     submit_a = column("submit", submit, np.int64, None)
     n = submit_a.shape[0]
@@ -171,7 +166,10 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
                              f"job {k} has {pmin_a[k]} <= {procs_a[k]} <= {pmax_a[k]}")
         if (kind_a > 2).any():
             raise ValueError("kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
-    model, _ = parse_speedup(mal.speedup)
+    is_slurm = mal.expand_mode == "slurm"
+    # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's), so every column the
+    # pass reads is doubled; outputs are cut back to the n jobs
+    n_slot = 2 * n if is_slurm else n
 
     a = replay_state_arrays(request_a, user_a, queue_a, partition_a, policy.multifactor)
     user_code, n_users, qp, start = a["user_code"], a["n_users"], a["qp"], a["start"]
@@ -180,15 +178,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     usage, accrued, hist1, hist2 = a["usage"], a["accrued"], a["hist1"], a["hist2"]
     hist_n, is_seen = a["hist_n"], a["is_seen"]
     end = np.full(n, -1, dtype=np.int64)
-    fzeros = [np.zeros(n, dtype=np.float64) for _ in range(4)]
-    work, done, est_work, req_work = fzeros
-    tcols = [np.zeros(n, dtype=np.int64) for _ in range(7)]
-    upd, resume, next_point, true_end, size_since, proc_sec, reconf_time = tcols
-    last_reconf = np.full(n, -1, dtype=np.int64)
-    n_expand = np.zeros(n, dtype=np.int32)
-    n_shrink = np.zeros(n, dtype=np.int32)
-    is_resized = np.zeros(n, dtype=np.uint8)
-    cand = np.zeros(max(n, 1), dtype=np.intp)
+    ma = malleable_state_arrays(n, n_slot)
 
     cdef sched_t s
     cdef heap_t h
@@ -197,32 +187,15 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     memset(&h, 0, sizeof(heap_t))
     memset(&m, 0, sizeof(mall_t))
     sched_set_policy(&s, policy)
-    m.policy = _POLICIES[mal.policy]
-    m.model = _MODELS[model]
-    m.is_checkin = mal.points == "checkin"
-    m.is_scaled = mal.estimate_scaling == "speedup"
-    m.is_pow2 = bool(mal.power_of_two)
-    m.is_moldable_start = bool(mal.moldable_start)
-    m.cost_fixed = float(mal.reconfig_fixed)
-    m.cost_per_proc = float(mal.reconfig_per_proc)
-    m.min_interval = int(mal.min_interval)
-    m.checkin = int(mal.checkin_period)
+    mall_set_options(&m, mal)
     if s.estimate == ESTIMATE_ACTUAL:
         est = runtime_a.copy()
     if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
         return {"start": start, "end": end, "reservation": resv_first,
-                "backfilled": backfilled, "est": est, "n_expand": n_expand,
-                "n_shrink": n_shrink, "reconfig_time": reconf_time, "proc_seconds": proc_sec,
-                "work": work, "work_done": done, "log_job": empty, "log_time": empty.copy(),
-                "log_size": np.zeros(0, dtype=np.int32), "exp_event": np.zeros(0, dtype=np.int8),
-                "exp_job": empty.copy(), "exp_time": empty.copy(),
-                "exp_procs": np.zeros(0, dtype=np.int32), "exp_est": empty.copy()}
-    est_start = np.zeros(n, dtype=np.int64)
-    is_slurm = mal.expand_mode == "slurm"
-    # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's), so every column the
-    # pass reads is doubled; outputs are cut back to the n jobs
-    n_slot = 2 * n if is_slurm else n
+                "backfilled": backfilled, "est": est, "n_expand": ma["n_expand"],
+                "n_shrink": ma["n_shrink"], "reconfig_time": ma["reconf_time"],
+                "proc_seconds": ma["proc_sec"], "work": ma["work"], "work_done": ma["done"],
+                **_logs(&m), "user_usage": usage + accrued}
 
     def slots(arr, fill):
         if not is_slurm:
@@ -242,25 +215,17 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     resv_first = slots(resv_first, -1)
     resv_cur = slots(resv_cur, -1)
     backfilled = slots(backfilled, 0)
-    kind_a = slots(kind_a, KIND_RIGID)
-    true_end = slots(true_end, -1)
-    parent = np.full(n_slot, -1, dtype=np.intp)
-    expander = np.full(n, -1, dtype=np.intp)
-    cdef const simtime_t[::1] v_submit = submit_a, v_runtime = runtime_a
+    ma.update({"kind": slots(kind_a, KIND_RIGID), "min_procs": pmin_a, "max_procs": pmax_a,
+               "speedup_a": pa_a, "speedup_b": pb_a, "runtime": runtime_a, "p0": p0_a})
+    cdef const simtime_t[::1] v_submit = submit_a
     cdef simtime_t[::1] v_request = request_a
-    cdef procs_t[::1] v_procs = procs_a, v_pmin = pmin_a, v_pmax = pmax_a, v_p0 = p0_a
-    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n, v_nexp = n_expand, v_nshr = n_shrink
+    cdef procs_t[::1] v_procs = procs_a
+    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
     cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
-    cdef double[::1] v_pa = pa_a, v_pb = pb_a, v_work = work, v_done = done
-    cdef double[::1] v_ew = est_work, v_rw = req_work
     cdef simtime_t[::1] v_est = est, v_start = start, v_exp = exp_end, v_end = end
     cdef simtime_t[::1] v_rf = resv_first, v_rc = resv_cur, v_acc = accrued
     cdef simtime_t[::1] v_h1 = hist1, v_h2 = hist2
-    cdef simtime_t[::1] v_upd = upd, v_res = resume, v_np = next_point, v_te = true_end
-    cdef simtime_t[::1] v_ss = size_since, v_ps = proc_sec, v_rt = reconf_time
-    cdef simtime_t[::1] v_lr = last_reconf, v_e0 = est_start
-    cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen, v_kind = kind_a, v_rsz = is_resized
-    cdef intp_t[::1] v_cand = cand, v_parent = parent, v_expander = expander
+    cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen
     s.total = total
     s.free = total
     s.n_jobs = n
@@ -270,71 +235,42 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     s.n_users = n_users
     s.n_seen = 0
     m.heap = &h
-    m.kind = &v_kind[0]
-    m.pmin = &v_pmin[0]
-    m.pmax = &v_pmax[0]
-    m.pa = &v_pa[0]
-    m.pb = &v_pb[0]
-    m.runtime = &v_runtime[0]
-    m.p0 = &v_p0[0]
-    m.work = &v_work[0]
-    m.done = &v_done[0]
-    m.est_work = &v_ew[0]
-    m.req_work = &v_rw[0]
-    m.upd = &v_upd[0]
-    m.resume = &v_res[0]
-    m.last_reconf = &v_lr[0]
-    m.next_point = &v_np[0]
-    m.true_end = &v_te[0]
-    m.size_since = &v_ss[0]
-    m.proc_sec = &v_ps[0]
-    m.est0 = &v_e0[0]
-    m.reconf_time = &v_rt[0]
-    m.n_expand = &v_nexp[0]
-    m.n_shrink = &v_nshr[0]
-    m.is_resized = &v_rsz[0]
-    m.cand = &v_cand[0]
-    m.is_slurm = is_slurm
-    m.exp_base = n
-    m.parent = &v_parent[0]
-    m.expander = &v_expander[0]
+    mall_bind(&m, ma, n)
     try:
         sched_alloc(&s, n_slot)
         heap_init(&h, 1024)
         with nogil:
             run_events(&s, &m, &h, &v_end[0], &v_seen[0])
-        n_log = m.n_log
-        log_job = np.array(<intp_t[:n_log]> m.log_job, dtype=np.int64) if n_log else \
-            np.zeros(0, dtype=np.int64)
-        log_time = np.array(<simtime_t[:n_log]> m.log_time, dtype=np.int64) if n_log else \
-            np.zeros(0, dtype=np.int64)
-        log_size = np.array(<procs_t[:n_log]> m.log_size, dtype=np.int32) if n_log else \
-            np.zeros(0, dtype=np.int32)
-        n_x = m.n_xlog
-        xlog = {"exp_event": np.array(<uint8_t[:n_x]> m.xlog_kind, dtype=np.int8),
-                "exp_job": np.array(<intp_t[:n_x]> m.xlog_job, dtype=np.int64),
-                "exp_time": np.array(<simtime_t[:n_x]> m.xlog_time, dtype=np.int64),
-                "exp_procs": np.array(<procs_t[:n_x]> m.xlog_procs, dtype=np.int32),
-                "exp_est": np.array(<simtime_t[:n_x]> m.xlog_est, dtype=np.int64)} if n_x else \
-            {"exp_event": np.zeros(0, dtype=np.int8), "exp_job": np.zeros(0, dtype=np.int64),
-             "exp_time": np.zeros(0, dtype=np.int64), "exp_procs": np.zeros(0, dtype=np.int32),
-             "exp_est": np.zeros(0, dtype=np.int64)}
+        logs = _logs(&m)
     finally:
         sched_release(&s)
         heap_release(&h)
-        c_free(m.log_job)
-        c_free(m.log_time)
-        c_free(m.log_size)
-        c_free(m.xlog_kind)
-        c_free(m.xlog_job)
-        c_free(m.xlog_time)
-        c_free(m.xlog_procs)
-        c_free(m.xlog_est)
+        mall_release(&m)
+    work = ma["work"][:n]
     # jobs never resized report exactly their demanded work (no float accounting drift)
-    done = np.where(is_resized.astype(bool), done, work)
+    done = np.where(ma["is_resized"][:n].astype(bool), ma["done"][:n], work)
     return {"start": start[:n], "end": end, "reservation": resv_first[:n],
-            "backfilled": backfilled[:n], "est": est_start,
-            "n_expand": n_expand, "n_shrink": n_shrink, "reconfig_time": reconf_time,
-            "proc_seconds": proc_sec, "work": work, "work_done": done,
-            "log_job": log_job, "log_time": log_time, "log_size": log_size,
-            "user_usage": usage + accrued, **xlog}
+            "backfilled": backfilled[:n], "est": ma["est0"][:n],
+            "n_expand": ma["n_expand"][:n], "n_shrink": ma["n_shrink"][:n],
+            "reconfig_time": ma["reconf_time"][:n], "proc_seconds": ma["proc_sec"][:n],
+            "work": work, "work_done": done, **logs, "user_usage": usage + accrued}
+
+
+cdef dict _logs(mall_t* m):
+    """The size-change log and the expander log m recorded, as numpy arrays."""
+    cdef intp_t n_log = m.n_log, n_x = m.n_xlog
+    out = {"log_job": np.zeros(0, dtype=np.int64), "log_time": np.zeros(0, dtype=np.int64),
+           "log_size": np.zeros(0, dtype=np.int32), "exp_event": np.zeros(0, dtype=np.int8),
+           "exp_job": np.zeros(0, dtype=np.int64), "exp_time": np.zeros(0, dtype=np.int64),
+           "exp_procs": np.zeros(0, dtype=np.int32), "exp_est": np.zeros(0, dtype=np.int64)}
+    if n_log:
+        out["log_job"] = np.array(<intp_t[:n_log]> m.log_job, dtype=np.int64)
+        out["log_time"] = np.array(<simtime_t[:n_log]> m.log_time, dtype=np.int64)
+        out["log_size"] = np.array(<procs_t[:n_log]> m.log_size, dtype=np.int32)
+    if n_x:
+        out["exp_event"] = np.array(<uint8_t[:n_x]> m.xlog_kind, dtype=np.int8)
+        out["exp_job"] = np.array(<intp_t[:n_x]> m.xlog_job, dtype=np.int64)
+        out["exp_time"] = np.array(<simtime_t[:n_x]> m.xlog_time, dtype=np.int64)
+        out["exp_procs"] = np.array(<procs_t[:n_x]> m.xlog_procs, dtype=np.int32)
+        out["exp_est"] = np.array(<simtime_t[:n_x]> m.xlog_est, dtype=np.int64)
+    return out

@@ -15,12 +15,12 @@ from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTU
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
                    queue_prepare)
 from backfill cimport schedule_pass
-from malleable cimport (mall_t, mall_on_start, malleable_phase, speedup, KIND_MALLEABLE,
-                        MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK)
-from libc.stdlib cimport free as c_free
+from malleable cimport (mall_t, mall_set_options, mall_bind, mall_release, mall_on_start,
+                        malleable_phase, speedup)
 from libc.stdint cimport INT64_MAX
 
 from malleo._core.priority import queue_partition_term
+from malleo._core.state_arrays import malleable_state_arrays
 
 
 class PlanState:
@@ -178,8 +178,6 @@ _FLEX_COLUMNS = {"kind": (np.int64, 0), "min_procs": (np.int64, -1),
                  "max_procs": (np.int64, -1), "speedup_a": (np.float64, 0.0),
                  "speedup_b": (np.float64, 0.0)}
 """Optional malleability columns of both tables (docs/malleability.md)."""
-_MODELS = {"linear": 0, "amdahl": 1, "downey": 2}
-_POLICIES = {"none": MPOL_NONE, "dmr": MPOL_DMR, "head-unblock": MPOL_HEAD_UNBLOCK}
 
 
 def _size_range(cols, label, total):
@@ -393,90 +391,33 @@ def plan(now, cluster, running, pending, policy, state=None):
                           or bool(has_exp.any()))
     cdef mall_t m
     memset(&m, 0, sizeof(mall_t))
-    if use_mall:
-        from malleo.policy import parse_speedup
-
-        m.policy = _POLICIES[mal.policy]
-        m.model = _MODELS[parse_speedup(mal.speedup)[0]]
-        m.is_checkin = mal.points == "checkin"
-        m.is_scaled = mal.estimate_scaling == "speedup"
-        m.is_pow2 = bool(mal.power_of_two)
-        m.is_moldable_start = bool(mal.moldable_start)
-        m.cost_fixed = float(mal.reconfig_fixed)
-        m.cost_per_proc = float(mal.reconfig_per_proc)
-        m.min_interval = int(mal.min_interval)
-        m.checkin = int(mal.checkin_period)
-        m.heap = NULL
-    pmin = np.ascontiguousarray(np.concatenate([run_lo, pend_lo]), dtype=np.int32)
-    pmax = np.ascontiguousarray(np.concatenate([run_hi, pend_hi]), dtype=np.int32)
-    pa = np.ascontiguousarray(np.concatenate([run_cols["speedup_a"], pend_cols["speedup_a"]]))
-    pb = np.ascontiguousarray(np.concatenate([run_cols["speedup_b"], pend_cols["speedup_b"]]))
-    m_runtime = est.copy()
-    m_p0 = np.ascontiguousarray(np.concatenate([np.where(run_cols["p0"] < 0, run_cols["procs"],
-                                                         run_cols["p0"]),
-                                                pend_cols["procs"]]), dtype=np.int32)
-    f_cols = [np.zeros(n) for _ in range(4)]
-    m_work, m_done, m_ew, m_rw = f_cols
-    t_cols = [np.zeros(n, dtype=np.int64) for _ in range(8)]
-    m_upd, m_res, m_np, m_te, m_ss, m_ps, m_rt, m_e0 = t_cols
-    m_lr = np.concatenate([run_cols["last_reconf"], np.full(n_pend, -1, dtype=np.int64)])
-    m_nexp = np.zeros(n, dtype=np.int32)
-    m_nshr = np.zeros(n, dtype=np.int32)
-    m_rsz = np.zeros(n, dtype=np.uint8)
-    m_cand = np.zeros(max(n, 1), dtype=np.intp)
-    pmin, pmax, pa, pb = slots(pmin, 1), slots(pmax, 1), slots(pa, 0.0), slots(pb, 0.0)
-    m_runtime, m_p0 = slots(m_runtime, 0), slots(m_p0, 1)
-    m_work, m_done, m_ew, m_rw = [slots(a, 0.0) for a in (m_work, m_done, m_ew, m_rw)]
-    m_upd, m_res, m_np, m_ss, m_ps, m_rt, m_e0 = [slots(a, 0) for a in
-                                                  (m_upd, m_res, m_np, m_ss, m_ps, m_rt, m_e0)]
-    m_te = slots(m_te, -1)
-    m_lr = slots(m_lr, -1)
-    m_nexp, m_nshr, m_rsz = slots(m_nexp, 0), slots(m_nshr, 0), slots(m_rsz, 0)
-    m_parent = np.full(n_slot, -1, dtype=np.intp)
-    m_expander = np.full(max(n, 1), -1, dtype=np.intp)
+    ma = malleable_state_arrays(n, n_slot)
+    ma["kind"] = kind
+    ma["min_procs"] = slots(np.ascontiguousarray(np.concatenate([run_lo, pend_lo]),
+                                                 dtype=np.int32), 1)
+    ma["max_procs"] = slots(np.ascontiguousarray(np.concatenate([run_hi, pend_hi]),
+                                                 dtype=np.int32), 1)
+    ma["speedup_a"] = slots(np.ascontiguousarray(
+        np.concatenate([run_cols["speedup_a"], pend_cols["speedup_a"]]), dtype=np.float64), 0.0)
+    ma["speedup_b"] = slots(np.ascontiguousarray(
+        np.concatenate([run_cols["speedup_b"], pend_cols["speedup_b"]]), dtype=np.float64), 0.0)
+    ma["runtime"] = slots(est.copy(), 0)
+    ma["p0"] = slots(np.ascontiguousarray(np.concatenate(
+        [np.where(run_cols["p0"] < 0, run_cols["procs"], run_cols["p0"]), pend_cols["procs"]]),
+        dtype=np.int32), 1)
+    ma["last_reconf"][:n_run] = run_cols["last_reconf"]
+    m_parent, m_expander = ma["parent"], ma["expander"]
     for k in np.flatnonzero(has_exp).tolist():
         m_parent[n_run + k] = pend_parent[k]
         m_expander[pend_parent[k]] = n_run + k
-    cdef uint8_t[::1] v_kind = kind, v_rsz = m_rsz
-    cdef procs_t[::1] v_pmin = pmin, v_pmax = pmax, v_p0 = m_p0
-    cdef double[::1] v_pa = pa, v_pb = pb, v_work = m_work, v_done = m_done
-    cdef double[::1] v_ew = m_ew, v_rw = m_rw
-    cdef simtime_t[::1] v_mrt = m_runtime, v_upd = m_upd, v_res = m_res, v_np = m_np
-    cdef simtime_t[::1] v_te = m_te, v_ss = m_ss, v_ps = m_ps, v_rt = m_rt, v_e0 = m_e0
-    cdef simtime_t[::1] v_lr = m_lr
-    cdef int32_t[::1] v_nexp = m_nexp, v_nshr = m_nshr
-    cdef intp_t[::1] v_cand = m_cand, v_parent = m_parent, v_expander = m_expander
+    m_work, m_done, m_ew, m_rw = ma["work"], ma["done"], ma["est_work"], ma["req_work"]
+    m_upd, m_res, m_np, m_te, m_ss = (ma["upd"], ma["resume"], ma["next_point"],
+                                      ma["true_end"], ma["size_since"])
     cdef double rate
     cdef simtime_t begin
     if use_mall:
-        m.kind = &v_kind[0]
-        m.pmin = &v_pmin[0]
-        m.pmax = &v_pmax[0]
-        m.pa = &v_pa[0]
-        m.pb = &v_pb[0]
-        m.runtime = &v_mrt[0]
-        m.p0 = &v_p0[0]
-        m.work = &v_work[0]
-        m.done = &v_done[0]
-        m.est_work = &v_ew[0]
-        m.req_work = &v_rw[0]
-        m.upd = &v_upd[0]
-        m.resume = &v_res[0]
-        m.last_reconf = &v_lr[0]
-        m.next_point = &v_np[0]
-        m.true_end = &v_te[0]
-        m.size_since = &v_ss[0]
-        m.proc_sec = &v_ps[0]
-        m.reconf_time = &v_rt[0]
-        m.est0 = &v_e0[0]
-        m.n_expand = &v_nexp[0]
-        m.n_shrink = &v_nshr[0]
-        m.is_resized = &v_rsz[0]
-        m.cand = &v_cand[0]
-        m.is_slurm = is_slurm
-        m.exp_base = n
-        m.parent = &v_parent[0]
-        m.expander = &v_expander[0]
+        mall_set_options(&m, mal)
+        mall_bind(&m, ma, n)
         run_resume = np.maximum(run_cols["resume"], run_cols["start"])
         run_done = run_cols["work_done"]
         run_at = run_cols["at_point"]
@@ -534,14 +475,7 @@ def plan(now, cluster, running, pending, policy, state=None):
         users_at_calc = s.mf.users_at_calc
     finally:
         sched_release(&s)
-        c_free(m.log_job)
-        c_free(m.log_time)
-        c_free(m.log_size)
-        c_free(m.xlog_kind)
-        c_free(m.xlog_job)
-        c_free(m.xlog_time)
-        c_free(m.xlog_procs)
-        c_free(m.xlog_est)
+        mall_release(&m)
     if policy.order == "multifactor" and calc_time != state.calc_time:
         state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
         state.accrued = {}

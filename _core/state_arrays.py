@@ -46,3 +46,35 @@ def replay_state_arrays(request, user, queue, partition, multifactor):
         "hist_n": np.zeros(n_users, dtype=np.int32),
         "is_seen": np.zeros(n_users, dtype=np.uint8),
     }
+
+
+def malleable_state_arrays(n, n_slot):
+    """Fresh work state of the malleable kernel (``malleable.pxd``'s ``mall_t``) for ``n``
+    jobs in ``n_slot`` slots (``2 n`` in slurm expand mode: slot ``n + j`` holds job j's
+    expander; else ``n``).
+
+    Returns:
+        A dict of numpy arrays of ``n_slot`` entries, zero unless said: ``work``, ``done``,
+        ``est_work``, ``req_work`` (float64, work units); ``upd``, ``resume``,
+        ``next_point``, ``size_since``, ``proc_sec``, ``est0``, ``reconf_time`` (int64,
+        seconds); ``true_end`` (int64, 0 for jobs, -1 for expander slots);
+        ``last_reconf`` (int64, -1: never); ``n_expand``, ``n_shrink`` (int32);
+        ``is_resized`` (uint8); ``parent`` (intp, -1); and of ``max(n, 1)`` entries
+        ``expander`` (intp, -1) and the scratch ``cand`` (intp).  The caller adds the
+        inputs ``mall_bind`` also reads: ``kind``, ``min_procs``, ``max_procs``,
+        ``speedup_a``, ``speedup_b``, ``runtime``, ``p0``.
+    """
+    out = {name: np.zeros(n_slot, dtype=np.float64)
+           for name in ("work", "done", "est_work", "req_work")}
+    out.update({name: np.zeros(n_slot, dtype=np.int64)
+                for name in ("upd", "resume", "next_point", "size_since", "proc_sec", "est0",
+                             "reconf_time", "true_end")})
+    out["true_end"][n:] = -1
+    out["last_reconf"] = np.full(n_slot, -1, dtype=np.int64)
+    out["n_expand"] = np.zeros(n_slot, dtype=np.int32)
+    out["n_shrink"] = np.zeros(n_slot, dtype=np.int32)
+    out["is_resized"] = np.zeros(n_slot, dtype=np.uint8)
+    out["parent"] = np.full(n_slot, -1, dtype=np.intp)
+    out["expander"] = np.full(max(n, 1), -1, dtype=np.intp)
+    out["cand"] = np.zeros(max(n, 1), dtype=np.intp)
+    return out
