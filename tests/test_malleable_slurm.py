@@ -8,8 +8,8 @@ expander fail (every other node busy) and checks the job stays on its nodes with
 These tests start their own 16-node cluster.  On Slurm 22.05 it has accounting (local-slurm.sh
 up --accounting): there, without slurmdbd, a job that has been expanded can no longer be updated
 ("the DB index is being set"), so the shrink after an expand needs slurmdbd.  Slurm 24.11
-updates an expanded job without slurmdbd (measured in the Debian 13 chroot, where slurmdbd
-cannot start against MariaDB 11.8, docs/docker.md), so there the cluster has no accounting.
+updates an expanded job without slurmdbd (measured in the Debian 13 chroot), so there the
+cluster has no accounting, which also proves that sites on 24.11 need none for malleable jobs.
 Every MPI step runs under the launcher's --step-timeout, every wait here under a deadline.
 """
 import json
