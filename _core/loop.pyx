@@ -13,7 +13,7 @@ from libc.stdint cimport int32_t, uint8_t
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
-                    run_remove, record_runtime, queue_prepare)
+                    run_remove, record_runtime, queue_prepare, admit_arrivals)
 from backfill cimport schedule_pass
 
 from malleo._core.job_columns import column, check_jobs
@@ -58,13 +58,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime,
                 complete(s, ev.id, runtime)
             if is_first:
                 is_first = False
-                while i < n and s.submit[i] == t:
-                    s.wait[s.n_wait] = i
-                    s.n_wait += 1
-                    if not is_seen[s.user[i]]:
-                        is_seen[s.user[i]] = 1
-                        s.n_seen += 1
-                    i += 1
+                i = admit_arrivals(s, i, n, is_seen)
             queue_prepare(s, False)
             schedule_pass(s)
             is_zero = False

@@ -15,7 +15,7 @@ from libc.stdint cimport int32_t, uint8_t
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
-                    run_remove, record_runtime, queue_prepare)
+                    run_remove, record_runtime, queue_prepare, admit_arrivals)
 from backfill cimport schedule_pass
 from malleable cimport (mall_t, mall_set_options, mall_bind, mall_release, mall_on_start,
                         mall_on_end, malleable_phase, cancel_expander, KIND_RIGID)
@@ -74,13 +74,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
                 complete(s, m, ev.id)
             if is_first:
                 is_first = False
-                while i < n and s.submit[i] == t:
-                    s.wait[s.n_wait] = i
-                    s.n_wait += 1
-                    if not is_seen[s.user[i]]:
-                        is_seen[s.user[i]] = 1
-                        s.n_seen += 1
-                    i += 1
+                i = admit_arrivals(s, i, n, is_seen)
             queue_prepare(s, False)
             schedule_pass(s)
             for k in range(s.n_started):

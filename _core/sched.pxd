@@ -190,6 +190,20 @@ cdef inline void record_runtime(sched_t* s, int32_t u, simtime_t runtime) noexce
     s.hist_n[u] += 1
 
 
+cdef inline intp_t admit_arrivals(sched_t* s, intp_t i, intp_t n,
+                                  uint8_t* is_seen) noexcept nogil:
+    """Queue the jobs i, i+1, ... (of n, in submit order) that submit at s.now, marking
+    their users seen (fair share counts users seen so far); returns the next job index."""
+    while i < n and s.submit[i] == s.now:
+        s.wait[s.n_wait] = i
+        s.n_wait += 1
+        if not is_seen[s.user[i]]:
+            is_seen[s.user[i]] = 1
+            s.n_seen += 1
+        i += 1
+    return i
+
+
 cdef inline void accrue_running(sched_t* s) noexcept nogil:
     """Multifactor: add procs x seconds run since the last calculation (or since start)
     by every running job to its user's accrued usage."""
