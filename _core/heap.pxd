@@ -92,3 +92,12 @@ cdef inline event_t heap_pop(heap_t* h) noexcept nogil:
             k = child
         h.a[k] = last
     return top
+
+
+cdef inline simtime_t next_event_time(const heap_t* h, const simtime_t* submit, intp_t i,
+                                      intp_t n) noexcept nogil:
+    """The next event time of a replay: the heap's earliest completion or job i's submit
+    time, whichever comes first (callers ensure one exists: ``i < n`` or ``h.n > 0``)."""
+    if h.n > 0 and (i >= n or h.a[0].time <= submit[i]):
+        return h.a[0].time
+    return submit[i]

@@ -13,7 +13,7 @@ from libc.string cimport memset
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
-from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop
+from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop, next_event_time
 from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
                     run_remove, record_runtime, queue_prepare, admit_arrivals)
 from backfill cimport schedule_pass
@@ -59,10 +59,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
             heap_pop(h)
         if h.n == 0 and i >= n:
             break
-        if h.n > 0 and (i >= n or h.a[0].time <= s.submit[i]):
-            t = h.a[0].time
-        else:
-            t = s.submit[i]
+        t = next_event_time(h, s.submit, i, n)
         s.now = t
         is_first = True
         while True:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from malleo.emulator import metrics
-from malleo.emulator.results import log_paths
+from malleo.emulator.results import group_history, log_paths
 from malleo.errors import MalleoError
 
 __all__ = ["Inputs", "read_inputs", "build_report", "SECTIONS"]
@@ -98,11 +98,7 @@ def _size_history(path: Path) -> dict[int, list[tuple[int, int]]] | None:
         raise MalleoError(f"{path}: cannot read the size log: {exc}") from None
     if list(log.columns) != list(_SIZE_LOG):
         raise MalleoError(f"{path}: not a size log (columns {', '.join(_SIZE_LOG)})")
-    out: dict[int, list[tuple[int, int]]] = {}
-    for job, time, procs in zip(log["job_id"].tolist(), log["time"].tolist(),
-                                log["procs"].tolist()):
-        out.setdefault(int(job), []).append((int(time), int(procs)))
-    return out
+    return group_history(log["job_id"], log["time"], log["procs"])
 
 
 def _unique(name: str, taken: dict) -> str:

@@ -19,7 +19,7 @@ from malleo.errors import MalleoError
 from malleo.policy import Policy
 from malleo.policy_file import policy_to_dict
 
-__all__ = ["ReplayResult", "JOB_COLUMNS", "log_paths"]
+__all__ = ["ReplayResult", "JOB_COLUMNS", "log_paths", "group_history"]
 
 JOB_COLUMNS: tuple[str, ...] = (
     "job_id", "submit", "start", "end", "wait", "response", "procs", "alloc_procs",
@@ -80,14 +80,10 @@ class ReplayResult:
         (seconds, processors or allocated units), its start first; empty for a rigid replay.
         Built from the compact change log (:attr:`size_log`: ``job_id``, ``time``,
         ``size``) on each call."""
-        if self.size_log is None or not len(self.size_log):
+        if self.size_log is None:
             return {}
-        out: dict[int, list[tuple[int, int]]] = {}
-        for job, time, size in zip(self.size_log["job_id"].tolist(),
-                                   self.size_log["time"].tolist(),
-                                   self.size_log["size"].tolist()):
-            out.setdefault(job, []).append((time, size))
-        return out
+        return group_history(self.size_log["job_id"], self.size_log["time"],
+                             self.size_log["size"])
 
     @functools.cached_property
     def timeline(self) -> pd.DataFrame:
@@ -172,6 +168,16 @@ class ReplayResult:
                 _require_pyarrow(target)
                 table.to_parquet(target, index=False, engine="pyarrow")
         return [target for target, _ in tables]
+
+
+def group_history(job_id, time, size) -> dict[int, list[tuple[int, int]]]:
+    """A size log's rows (equal-length columns, in time order) as job_id -> [(time, size),
+    ...], each job's entries in log order."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for job, when, value in zip(np.asarray(job_id).tolist(), np.asarray(time).tolist(),
+                                np.asarray(size).tolist()):
+        out.setdefault(int(job), []).append((int(when), int(value)))
+    return out
 
 
 def log_paths(path: str | Path) -> tuple[Path, Path]:
