@@ -9,7 +9,8 @@ from libc.string cimport memmove
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
-                      profile_fits, profile_earliest, align_up)
+                      profile_fits, profile_earliest, profile_free_now, profile_hint,
+                      profile_note, align_up)
 from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
 
 
@@ -84,7 +85,7 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     reservation, ties by queue order), then the others in queue order; each gets the
     earliest start at which it fits for its estimate; those planned now start."""
     cdef intp_t i, q, j, m
-    cdef simtime_t when, hold
+    cdef simtime_t when, hold, lb
     build_profile(s, 1)
     m = 0
     for q in range(head_pos, s.n_wait):
@@ -97,7 +98,9 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         q = s.rtmp[i].pos
         j = s.wait[q]
         hold = hold_time(s.est[j])
-        when = profile_earliest(&s.prof, s.now, hold, s.procs[j], 1)
+        lb = profile_hint(&s.prof, s.procs[j], hold)      # issue 16: skip what cannot fit
+        when = profile_earliest(&s.prof, lb if lb > s.now else s.now, hold, s.procs[j], 1)
+        profile_note(&s.prof, s.procs[j], hold, when)
         give_reservation(s, j, when)
         profile_reserve(&s.prof, when, when + hold, s.procs[j])
         if when == s.now:
@@ -113,10 +116,10 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
     cdef intp_t q, j
-    cdef simtime_t when, hold
+    cdef simtime_t when, hold, lb
     build_profile(s, res)
     for q in range(head_pos, s.n_wait):
-        if reserved >= s.bf_max_job_test and s.prof.free[0] == 0:
+        if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
         j = s.wait[q]
         hold = hold_time(s.est[j])
@@ -124,7 +127,11 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             profile_reserve(&s.prof, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
         elif reserved < s.bf_max_job_test:
-            when = profile_earliest(&s.prof, grid_now, hold, s.procs[j], res)
+            lb = profile_hint(&s.prof, s.procs[j], hold)
+            when = profile_earliest(&s.prof, lb if lb > grid_now else grid_now, hold,
+                                    s.procs[j], res)
+            if when >= 0:
+                profile_note(&s.prof, s.procs[j], hold, when)
             if when >= 0 and when - s.now <= s.bf_window:
                 profile_reserve(&s.prof, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
