@@ -58,6 +58,15 @@ cdef struct profile_t:
     simtime_t hint_when[PROFILE_HINTS]      # the answer (seconds)
     intp_t n_hints                          # entries in use
     intp_t hint_next                        # next entry to overwrite when full
+    # lazy build (backfill.pxd): releases not yet turned into breakpoints, all later than
+    # the last breakpoint; the caller's sorted source is read through a cursor
+    simtime_t* pend_time      # min-heap of pending releases: time (seconds)
+    procs_t* pend_procs       # and processors given back then
+    intp_t n_pend             # entries in the heap
+    intp_t cap_pend           # entries allocated
+    intp_t src_next           # cursor into the caller's sorted releases (running jobs)
+    simtime_t src_res         # resolution the caller rounds its release times up to
+    intp_t src_started        # jobs the caller had started before the build (in its base)
 
 
 cdef struct ppos_t:
@@ -72,6 +81,13 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.nb = 0
     p.cap = nb
     p.n = 0
+    p.pend_time = NULL
+    p.pend_procs = NULL
+    p.n_pend = 0
+    p.cap_pend = 0
+    p.src_next = 0
+    p.src_res = 1
+    p.src_started = 0
     if p.blk == NULL:
         with gil:
             raise MemoryError("availability profile")
@@ -81,7 +97,13 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
 cdef inline void profile_release(profile_t* p) noexcept nogil:
     """Free the blocks (safe on a zeroed or already released profile)."""
     c_free(p.blk)
+    c_free(p.pend_time)
+    c_free(p.pend_procs)
     p.blk = NULL
+    p.pend_time = NULL
+    p.pend_procs = NULL
+    p.n_pend = 0
+    p.cap_pend = 0
     p.nb = 0
     p.cap = 0
     p.n = 0
@@ -131,6 +153,8 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     blk.hi = free_now
     p.n_hints = 0
     p.hint_next = 0
+    p.n_pend = 0
+    p.src_next = 0
 
 
 cdef inline simtime_t profile_hint(const profile_t* p, procs_t procs,
@@ -460,3 +484,79 @@ cdef inline simtime_t profile_earliest(const profile_t* p, simtime_t start, simt
             return s
         if profile_time(p, k) >= s + duration:
             return s
+
+
+# --- Pending releases (the lazy build of backfill.pxd) --------------------------------------
+
+cdef inline int profile_pend_push(profile_t* p, simtime_t time, procs_t procs) except -1 nogil:
+    """Add a pending release (``time`` after the last breakpoint) to the min-heap."""
+    cdef intp_t cap, k, parent
+    cdef simtime_t* t
+    cdef procs_t* f
+    if p.n_pend == p.cap_pend:
+        cap = p.cap_pend * 2 if p.cap_pend > 0 else 64
+        t = <simtime_t*> realloc(p.pend_time, cap * sizeof(simtime_t))
+        if t == NULL:
+            with gil:
+                raise MemoryError("availability profile")
+        p.pend_time = t
+        f = <procs_t*> realloc(p.pend_procs, cap * sizeof(procs_t))
+        if f == NULL:
+            with gil:
+                raise MemoryError("availability profile")
+        p.pend_procs = f
+        p.cap_pend = cap
+    k = p.n_pend
+    p.n_pend += 1
+    while k > 0:
+        parent = (k - 1) >> 1
+        if p.pend_time[parent] <= time:
+            break
+        p.pend_time[k] = p.pend_time[parent]
+        p.pend_procs[k] = p.pend_procs[parent]
+        k = parent
+    p.pend_time[k] = time
+    p.pend_procs[k] = procs
+    return 0
+
+
+cdef inline void profile_pend_pop(profile_t* p) noexcept nogil:
+    """Drop the earliest pending release (the heap must not be empty)."""
+    cdef intp_t n = p.n_pend - 1
+    cdef intp_t k = 0
+    cdef intp_t c
+    cdef simtime_t t = p.pend_time[n]
+    cdef procs_t f = p.pend_procs[n]
+    p.n_pend = n
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and p.pend_time[c + 1] < p.pend_time[c]:
+            c += 1
+        if p.pend_time[c] >= t:
+            break
+        p.pend_time[k] = p.pend_time[c]
+        p.pend_procs[k] = p.pend_procs[c]
+        k = c
+    if n > 0:
+        p.pend_time[k] = t
+        p.pend_procs[k] = f
+
+
+cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) except -1 nogil:
+    """Take ``procs`` processors from ``start`` (>= the origin) to the end of the built
+    breakpoints, the open last segment included (the lazy form of a reservation that ends
+    after the last breakpoint: its end waits in the pending releases)."""
+    cdef ppos_t a
+    cdef intp_t b, i
+    cdef pblock_t* blk
+    _profile_split(p, start)
+    a = profile_locate(p, start)
+    blk = &p.blk[a.b]
+    for i in range(a.i, blk.n):
+        blk.free[i] -= procs
+    _block_bounds(blk)
+    for b in range(a.b + 1, p.nb):
+        p.blk[b].add -= procs
+    return 0
