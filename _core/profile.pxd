@@ -126,15 +126,16 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
 
 
 cdef inline void _block_bounds(pblock_t* blk) noexcept nogil:
-    """Recompute lo and hi of one block."""
+    """Recompute lo and hi of one block (two branch-free reductions the compiler
+    vectorizes)."""
     cdef int32_t i
+    cdef int32_t n = blk.n
     cdef procs_t lo = blk.free[0]
     cdef procs_t hi = blk.free[0]
-    for i in range(1, blk.n):
-        if blk.free[i] < lo:
-            lo = blk.free[i]
-        elif blk.free[i] > hi:
-            hi = blk.free[i]
+    for i in range(1, n):
+        lo = blk.free[i] if blk.free[i] < lo else lo
+    for i in range(1, n):
+        hi = blk.free[i] if blk.free[i] > hi else hi
     blk.lo = lo
     blk.hi = hi
 
@@ -382,13 +383,15 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
     return 0
 
 
-cdef inline int _profile_split(profile_t* p, simtime_t t) except -1 nogil:
+cdef inline int _profile_split(profile_t* p, simtime_t t, ppos_t* at) except -1 nogil:
     """Make ``t`` (>= the origin) a breakpoint, inserted if missing, the new segment
-    keeping the free count of the one it was cut from."""
+    keeping the free count of the one it was cut from; its position goes to ``at`` (a
+    block split, when the block was full, may move earlier positions: compare p.nb)."""
     cdef ppos_t k = profile_locate(p, t)
     cdef pblock_t* blk = &p.blk[k.b]
     cdef intp_t i
     if blk.time[k.i] == t:
+        at[0] = k
         return 0
     if blk.n == PROFILE_BLOCK:
         _profile_split_block(p, k.b)
@@ -402,6 +405,8 @@ cdef inline int _profile_split(profile_t* p, simtime_t t) except -1 nogil:
     blk.free[i] = blk.free[k.i]
     blk.n += 1
     p.n += 1
+    k.i = i
+    at[0] = k
     return 0
 
 
@@ -414,12 +419,14 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     cdef ppos_t a, z
     cdef intp_t b, i
     cdef pblock_t* blk
+    cdef intp_t nb
     if end <= start:
         return 0
-    _profile_split(p, start)
-    _profile_split(p, end)
-    a = profile_locate(p, start)
-    z = profile_locate(p, end)                      # exclusive
+    _profile_split(p, start, &a)
+    nb = p.nb
+    _profile_split(p, end, &z)                      # exclusive; inserted after a
+    if p.nb != nb:                                  # a block split may have moved a
+        a = profile_locate(p, start)
     if a.b == z.b:
         blk = &p.blk[a.b]
         for i in range(a.i, z.i):
@@ -551,8 +558,7 @@ cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) 
     cdef ppos_t a
     cdef intp_t b, i
     cdef pblock_t* blk
-    _profile_split(p, start)
-    a = profile_locate(p, start)
+    _profile_split(p, start, &a)
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
         blk.free[i] -= procs
