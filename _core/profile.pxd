@@ -8,8 +8,11 @@
 # breakpoints live in an ordered array of fixed-size blocks (an unrolled list, issue 16).
 # Each block holds up to PROFILE_BLOCK breakpoints and three summaries:
 #
-#   actual free of entry i  = blk.free[i] + blk.add     (``add`` is a lazy range update)
-#   blk.lo = min(blk.free[0:blk.n]),  blk.hi = max(blk.free[0:blk.n])   (stored values)
+#   actual free of entry i of block b = blk[b].free[i] + badd[b]   (a lazy range update)
+#   blo[b] = min(blk[b].free[0:n]),  bhi[b] = max(blk[b].free[0:n])  (stored values)
+#
+# The summaries (badd, blo, bhi) sit in their own contiguous arrays, apart from the
+# blocks, so that the searches skip blocks reading a few bytes each.
 #
 # Invariants: blocks are in time order, every block in use holds 1..PROFILE_BLOCK
 # breakpoints, times strictly increase across the whole sequence, block 0 entry 0 is the
@@ -36,10 +39,7 @@ cdef enum:
 
 cdef struct pblock_t:
     simtime_t time[PROFILE_BLOCK]   # breakpoint times (seconds), strictly increasing
-    procs_t free[PROFILE_BLOCK]     # stored free counts; the actual count adds ``add``
-    procs_t add                     # lazy amount added to every entry of the block
-    procs_t lo                      # min of free[0:n] (stored values)
-    procs_t hi                      # max of free[0:n] (stored values)
+    procs_t free[PROFILE_BLOCK]     # stored free counts; the actual count adds badd[b]
     int32_t n                       # entries in use, 1..PROFILE_BLOCK
 
 
@@ -49,6 +49,9 @@ cdef enum:
 
 cdef struct profile_t:
     pblock_t* blk     # blocks in time order
+    procs_t* badd     # per block: lazy amount added to every entry
+    procs_t* blo      # per block: min of the stored free[0:n]
+    procs_t* bhi      # per block: max of the stored free[0:n]
     intp_t nb         # blocks in use (1 after profile_reset)
     intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
@@ -78,6 +81,9 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     """Allocate room for about ``cap`` breakpoints; call profile_reset before use."""
     cdef intp_t nb = cap // PROFILE_BLOCK + 2
     p.blk = <pblock_t*> malloc(nb * sizeof(pblock_t))
+    p.badd = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.blo = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.bhi = <procs_t*> malloc(nb * sizeof(procs_t))
     p.nb = 0
     p.cap = nb
     p.n = 0
@@ -88,7 +94,7 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.src_next = 0
     p.src_res = 1
     p.src_started = 0
-    if p.blk == NULL:
+    if p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL:
         with gil:
             raise MemoryError("availability profile")
     return 0
@@ -97,9 +103,15 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
 cdef inline void profile_release(profile_t* p) noexcept nogil:
     """Free the blocks (safe on a zeroed or already released profile)."""
     c_free(p.blk)
+    c_free(p.badd)
+    c_free(p.blo)
+    c_free(p.bhi)
     c_free(p.pend_time)
     c_free(p.pend_procs)
     p.blk = NULL
+    p.badd = NULL
+    p.blo = NULL
+    p.bhi = NULL
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -107,6 +119,15 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     p.nb = 0
     p.cap = 0
     p.n = 0
+
+
+cdef inline bint _grow_procs(procs_t** a, intp_t cap) noexcept nogil:
+    """realloc one summary array to ``cap`` entries; False on failure (``a`` kept)."""
+    cdef procs_t* r = <procs_t*> realloc(a[0], cap * sizeof(procs_t))
+    if r == NULL:
+        return False
+    a[0] = r
+    return True
 
 
 cdef inline int _profile_room(profile_t* p) except -1 nogil:
@@ -121,13 +142,17 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
         with gil:
             raise MemoryError("availability profile")
     p.blk = b
+    if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
+            and _grow_procs(&p.bhi, cap)):
+        with gil:
+            raise MemoryError("availability profile")
     p.cap = cap
     return 0
 
 
-cdef inline void _block_bounds(pblock_t* blk) noexcept nogil:
-    """Recompute lo and hi of one block (two branch-free reductions the compiler
-    vectorizes)."""
+cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
+    """Recompute blo[b] and bhi[b] (two branch-free reductions the compiler vectorizes)."""
+    cdef const pblock_t* blk = &p.blk[b]
     cdef int32_t i
     cdef int32_t n = blk.n
     cdef procs_t lo = blk.free[0]
@@ -136,8 +161,8 @@ cdef inline void _block_bounds(pblock_t* blk) noexcept nogil:
         lo = blk.free[i] if blk.free[i] < lo else lo
     for i in range(1, n):
         hi = blk.free[i] if blk.free[i] > hi else hi
-    blk.lo = lo
-    blk.hi = hi
+    p.blo[b] = lo
+    p.bhi[b] = hi
 
 
 cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now) noexcept nogil:
@@ -149,9 +174,9 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     blk.n = 1
     blk.time[0] = origin
     blk.free[0] = free_now
-    blk.add = 0
-    blk.lo = free_now
-    blk.hi = free_now
+    p.badd[0] = 0
+    p.blo[0] = free_now
+    p.bhi[0] = free_now
     p.n_hints = 0
     p.hint_next = 0
     p.n_pend = 0
@@ -211,7 +236,7 @@ cdef inline simtime_t profile_last_time(const profile_t* p) noexcept nogil:
 
 cdef inline procs_t profile_free_now(const profile_t* p) noexcept nogil:
     """Processors free on the first segment."""
-    return p.blk[0].free[0] + p.blk[0].add
+    return p.blk[0].free[0] + p.badd[0]
 
 
 cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs) except -1 nogil:
@@ -223,30 +248,31 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
     if time <= blk.time[last]:
         v = blk.free[last]
         blk.free[last] += procs
-        if procs < 0 or v == blk.lo:
-            _block_bounds(blk)
-        elif blk.free[last] > blk.hi:
-            blk.hi = blk.free[last]
+        if procs < 0 or v == p.blo[p.nb - 1]:
+            _block_bounds(p, p.nb - 1)
+        elif blk.free[last] > p.bhi[p.nb - 1]:
+            p.bhi[p.nb - 1] = blk.free[last]
         return 0
-    v = blk.free[last] + blk.add + procs
+    v = blk.free[last] + p.badd[p.nb - 1] + procs
     if blk.n == PROFILE_BLOCK:
         _profile_room(p)
         blk = &p.blk[p.nb]
-        p.nb += 1
         blk.n = 1
         blk.time[0] = time
         blk.free[0] = v
-        blk.add = 0
-        blk.lo = v
-        blk.hi = v
+        p.badd[p.nb] = 0
+        p.blo[p.nb] = v
+        p.bhi[p.nb] = v
+        p.nb += 1
     else:
+        v -= p.badd[p.nb - 1]
         blk.time[blk.n] = time
-        blk.free[blk.n] = v - blk.add
+        blk.free[blk.n] = v
         blk.n += 1
-        if v - blk.add < blk.lo:
-            blk.lo = v - blk.add
-        if v - blk.add > blk.hi:
-            blk.hi = v - blk.add
+        if v < p.blo[p.nb - 1]:
+            p.blo[p.nb - 1] = v
+        if v > p.bhi[p.nb - 1]:
+            p.bhi[p.nb - 1] = v
     p.n += 1
     return 0
 
@@ -284,7 +310,7 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
 
 cdef inline procs_t profile_value(const profile_t* p, ppos_t k) noexcept nogil:
     """Actual free processors on the segment starting at breakpoint ``k``."""
-    return p.blk[k.b].free[k.i] + p.blk[k.b].add
+    return p.blk[k.b].free[k.i] + p.badd[k.b]
 
 
 cdef inline simtime_t profile_time(const profile_t* p, ppos_t k) noexcept nogil:
@@ -320,9 +346,10 @@ cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs
     cdef intp_t b = k.b
     cdef intp_t i = k.i + 1
     cdef const pblock_t* blk = &p.blk[b]
-    cdef procs_t need = procs - blk.add
+    cdef procs_t need = procs - p.badd[b]
     while True:
-        if blk.lo < need:
+        if p.blo[b] < need:
+            blk = &p.blk[b]
             while i < blk.n:
                 if blk.free[i] < need:
                     k.b = b
@@ -330,10 +357,11 @@ cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs
                     return True
                 i += 1
         b += 1
+        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
+            b += 1
         if b >= p.nb:
             return False
-        blk = &p.blk[b]
-        need = procs - blk.add
+        need = procs - p.badd[b]
         i = 0
 
 
@@ -345,9 +373,10 @@ cdef inline bint profile_next_at_least(const profile_t* p, ppos_t* k,
     cdef intp_t b = k.b
     cdef intp_t i = k.i + 1
     cdef const pblock_t* blk = &p.blk[b]
-    cdef procs_t need = procs - blk.add
+    cdef procs_t need = procs - p.badd[b]
     while True:
-        if blk.hi >= need:
+        if p.bhi[b] >= need:
+            blk = &p.blk[b]
             while i < blk.n:
                 if blk.free[i] >= need:
                     k.b = b
@@ -355,10 +384,11 @@ cdef inline bint profile_next_at_least(const profile_t* p, ppos_t* k,
                     return True
                 i += 1
         b += 1
+        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
+            b += 1
         if b >= p.nb:
             return False
-        blk = &p.blk[b]
-        need = procs - blk.add
+        need = procs - p.badd[b]
         i = 0
 
 
@@ -370,16 +400,19 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
     _profile_room(p)
     if b + 1 < p.nb:
         memmove(&p.blk[b + 2], &p.blk[b + 1], (p.nb - b - 1) * sizeof(pblock_t))
+        memmove(&p.badd[b + 2], &p.badd[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.blo[b + 2], &p.blo[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.bhi[b + 2], &p.bhi[b + 1], (p.nb - b - 1) * sizeof(procs_t))
     p.nb += 1
     lo = &p.blk[b]
     hi = &p.blk[b + 1]
     hi.n = lo.n - half
     memcpy(hi.time, lo.time + half, hi.n * sizeof(simtime_t))
     memcpy(hi.free, lo.free + half, hi.n * sizeof(procs_t))
-    hi.add = lo.add
+    p.badd[b + 1] = p.badd[b]
     lo.n = half
-    _block_bounds(lo)
-    _block_bounds(hi)
+    _block_bounds(p, b)
+    _block_bounds(p, b + 1)
     return 0
 
 
@@ -431,19 +464,19 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
         blk = &p.blk[a.b]
         for i in range(a.i, z.i):
             blk.free[i] -= procs
-        _block_bounds(blk)
+        _block_bounds(p, a.b)
         return 0
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
         blk.free[i] -= procs
-    _block_bounds(blk)
+    _block_bounds(p, a.b)
     for b in range(a.b + 1, z.b):
-        p.blk[b].add -= procs
+        p.badd[b] -= procs
     if z.i > 0:
         blk = &p.blk[z.b]
         for i in range(z.i):
             blk.free[i] -= procs
-        _block_bounds(blk)
+        _block_bounds(p, z.b)
     return 0
 
 
@@ -562,7 +595,7 @@ cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) 
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
         blk.free[i] -= procs
-    _block_bounds(blk)
+    _block_bounds(p, a.b)
     for b in range(a.b + 1, p.nb):
-        p.blk[b].add -= procs
+        p.badd[b] -= procs
     return 0

@@ -99,7 +99,7 @@ cdef class Profile:
         for b in range(self.p.nb):
             for i in range(self.p.blk[b].n):
                 times[k] = self.p.blk[b].time[i]
-                free[k] = self.p.blk[b].free[i] + self.p.blk[b].add
+                free[k] = self.p.blk[b].free[i] + self.p.badd[b]
                 k += 1
         return times, free
 
@@ -112,8 +112,8 @@ cdef class Profile:
         for b in range(self.p.nb):
             blk = &self.p.blk[b]
             assert 1 <= blk.n <= PROFILE_BLOCK, (b, blk.n)
-            assert blk.lo == min(blk.free[i] for i in range(blk.n)), b
-            assert blk.hi == max(blk.free[i] for i in range(blk.n)), b
+            assert self.p.blo[b] == min(blk.free[i] for i in range(blk.n)), b
+            assert self.p.bhi[b] == max(blk.free[i] for i in range(blk.n)), b
             for i in range(blk.n):
                 assert blk.time[i] > prev, (b, i)
                 prev = blk.time[i]
