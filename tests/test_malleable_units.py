@@ -115,3 +115,21 @@ def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path):
     monkeypatch.setenv("MALLEO_NODES", "2")
     monkeypatch.setenv(protocol.SOCKET_ENV, str(tmp_path / "absent.sock"))
     assert client._ask_agent() == client.Action("none", 2)
+
+
+def test_resize_commands_leave_nothing_in_the_working_directory(tmp_path, monkeypatch):
+    """scontrol update NumNodes= writes slurm_job_<id>_resize.sh/.csh into its working
+    directory: the launcher's Slurm commands run in a private one, removed afterwards."""
+    from malleo.plugin.malleable import slurm_resize
+
+    monkeypatch.chdir(tmp_path)
+    proc = slurm_resize._run(["sh", "-c", "touch slurm_job_7_resize.sh slurm_job_7_resize.csh; pwd"], 10)
+    scratch = proc.stdout.strip()
+    assert scratch != str(tmp_path) and list(tmp_path.iterdir()) == []
+    assert not __import__("os").path.exists(scratch)
+
+
+def test_node_counts_read_in_the_singular_and_plural():
+    from malleo.plugin.malleable.slurm_resize import nodes_text
+
+    assert [nodes_text(n) for n in (0, 1, 2)] == ["0 nodes", "1 node", "2 nodes"]

@@ -9,12 +9,18 @@
 
 Every function returns the job's node list as Slurm reports it afterwards, so the caller
 relaunches on what Slurm really allocated, whatever happened.
+
+``scontrol update ... NumNodes=`` writes ``slurm_job_<id>_resize.sh`` and ``.csh`` (scripts
+that reset the SLURM_* variables) into its working directory; the launcher sets those
+variables itself, so every resize runs scontrol in a private temporary directory, removed
+afterwards, and nothing is left in the job's submission directory.
 """
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+import tempfile
 import time
 
 from malleo.plugin.backends import parse_scontrol
@@ -25,8 +31,16 @@ class ResizeError(Exception):
 
 
 def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                          env=os.environ.copy())
+    """Run a Slurm command in a private temporary directory (removed afterwards), so files
+    it writes into its working directory (the resize scripts) land nowhere."""
+    with tempfile.TemporaryDirectory(prefix="malleo-resize-") as scratch:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              env=os.environ.copy(), cwd=scratch)
+
+
+def nodes_text(count: int) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{count} node" if count == 1 else f"{count} nodes"
 
 
 def job_record(job_id: int) -> dict[str, str]:
@@ -56,7 +70,7 @@ def shrink(job_id: int, nodes: int, retry_for: float = 15.0) -> list[str]:
             return node_list(job_id)
         message = (proc.stderr or proc.stdout).strip()
         if "DB index" not in message or time.monotonic() > deadline:
-            raise ResizeError(f"shrink of job {job_id} to {nodes} nodes refused: {message}")
+            raise ResizeError(f"shrink of job {job_id} to {nodes_text(nodes)} refused: {message}")
         time.sleep(1.0)
 
 
@@ -86,7 +100,7 @@ def expand(job_id: int, more: int, timeout: int = 20) -> list[str]:
     match = re.search(r"Granted job allocation (\d+)", out)
     if proc is None or proc.returncode != 0 or match is None:
         _cancel_expanders(job_id)
-        raise ResizeError(f"expander for job {job_id} (+{more} nodes) did not start within "
+        raise ResizeError(f"expander for job {job_id} (+{nodes_text(more)}) did not start within "
                           f"{timeout} s: {out.strip().splitlines()[-1] if out.strip() else 'no output'}")
     expander = int(match.group(1))
     merge = _run(["scontrol", "update", f"JobId={expander}", "NumNodes=0"], 30)
