@@ -249,7 +249,8 @@ def _run_tpe_local(setup: Setup, tpe: TpeSearch, first: list[tuple[int, dict]],
 class TrialBar:
     """A progress bar of finished trials on stderr: ``[#####-----] 12/40  best 3.21  ETA 20 s``.
 
-    Redrawn in place on a terminal; elsewhere one line at every tenth of the run.
+    Redrawn in place on a terminal; elsewhere (a log, a pipe) nothing until the last trial,
+    then that line once, with the total time, as the run's summary.
     """
 
     def __init__(self, objective: Objective, enabled: bool = True, stream=None) -> None:
@@ -260,7 +261,6 @@ class TrialBar:
         self.best = float("nan")
         self.failed = 0
         self.started = time.monotonic()
-        self._last_tenth = -1
 
     def __call__(self, row: dict[str, Any], done: int, total: int) -> None:
         score = _train_score(row, self.objective)
@@ -280,9 +280,6 @@ class TrialBar:
         if self.is_tty:
             self.stream.write("\r\x1b[K" + line + ("\n" if done >= total else ""))
             self.stream.flush()
-        else:
-            tenth = int(10 * done / max(total, 1))
-            if tenth != self._last_tenth or done >= total:
-                self._last_tenth = tenth
-                self.stream.write(line + "\n")
-                self.stream.flush()
+        elif done >= total:
+            self.stream.write(f"{line}  in {elapsed:.0f} s\n")
+            self.stream.flush()
