@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from malleo.plugin.agent import load
+from malleo.plugin import slurm_replay as load
 from malleo.plugin.agent.apply import BAND_LOW
 from malleo.plugin.agent.shadow import inversions
 from malleo.policy import Policy
