@@ -3,9 +3,11 @@
 The core computes ``priority = weight_age * age + weight_size * size + weight_fairshare *
 fairshare + queue/partition term`` at each priority calculation (``calc_period``), every
 factor in [0, 1] (:class:`malleo.policy.Multifactor`, docs/scheduling-semantics.md).  This
-module recomputes the factors of one job at the calculation time the core last used
-(``PlanState.calc_time``) with the fair share it had then, so the weighted factors add up to
-the priority ``Decisions.priority`` reports (tests/test_live_plan.py checks the sum).
+module recomputes the factors of one job at the time the core computed its priority (the
+last calculation, ``PlanState.calc_time``, for a job the previous pass had prioritised; the
+pass time for a new one) with the fair share of the last calculation, so the weighted
+factors add up to the priority ``Decisions.priority`` reports (tests/test_live_plan.py
+checks the sum).
 
 Live jobs carry no SWF queue or partition number, so the queue/partition term is 0.
 """

@@ -79,7 +79,11 @@ def plan_document(live: LivePlan) -> dict:
                        backfilled=bool(d.backfilled[k]), est=est,
                        expected_end=None if planned is None else planned + est, note=note)
             if is_mf and not np.isnan(d.priority[k]):
-                f = factors(policy.multifactor, calc_time=int(state.calc_time),
+                # a job the previous pass prioritised keeps the priority of the last
+                # calculation; a new one is computed at this pass (the core's rule)
+                known = not np.isnan(inputs.pending["priority"][k])
+                f = factors(policy.multifactor,
+                            calc_time=int(state.calc_time) if known else inputs.now,
                             submit=int(inputs.pending["submit"][k]),
                             size=int(inputs.pending["procs"][k]), total=inputs.total,
                             fairshare=state.fairshare(int(inputs.pending["user"][k])))

@@ -8,6 +8,7 @@ Guide: docs/sysadmins.md.
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import click
@@ -58,18 +59,36 @@ def _local_plan(config, partition, unit, slurm_conf) -> dict:
     from malleo.policy import Policy
 
     policy = load_agent_policy(config) if config else Policy()
-    where = slurm_conf or "Slurm's default slurm.conf"
+    if slurm_conf is not None and not os.path.isfile(slurm_conf):
+        raise MalleoError(f"--slurm-conf/SLURM_CONF {slurm_conf}: no such file")
     try:
         CliBackend(conf=slurm_conf, timeout=PING_TIMEOUT).ping()
     except SlurmUnavailable as exc:
         first = " ".join(str(exc).split())
-        raise MalleoError(f"Slurm of {where} does not answer: {first}") from None
+        raise MalleoError(f"the Slurm controller {_controller(slurm_conf)} does not answer "
+                          f"({first}); is SLURM_CONF stale?") from None
     backend = select_backend(slurm_conf)
     try:
         return plan_document(LivePlanner(policy, unit=unit, partition=partition)
                              .plan(read_snapshot(backend)))
     except ValueError as exc:
         raise MalleoError(str(exc)) from None
+
+
+def _controller(conf: str | None) -> str:
+    """``host:port (from FILE)`` as a slurm.conf names its controller, for error messages."""
+    path = conf or os.environ.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    host, port = "?", "6817"
+    try:
+        for line in open(path, encoding="utf-8", errors="replace"):
+            key, _, value = line.split("#")[0].strip().partition("=")
+            if key.lower() in ("slurmctldhost", "controlmachine") and host == "?":
+                host = value.split("(")[0].strip()
+            elif key.lower() == "slurmctldport":
+                port = value.strip()
+    except OSError:
+        pass
+    return f"{host}:{port} (from {path})"
 
 
 def _ago(epoch) -> str:
