@@ -20,13 +20,12 @@ from malleo.emulator.cli import cli
 from malleo.plugin.agent.live_plan import DECISION_OWNERS, LivePlanner
 from malleo.plugin.agent.loop import Agent
 from malleo.plugin.agent.state import plan_inputs, read_snapshot
-from malleo.plugin.backends import SlurmBackend
-from malleo.plugin.backends.model import Job, Node, Partition
+from malleo.plugin.backends.model import Job
 from malleo.plugin.malleable.spec import Malleability
 from malleo.plugin.reconfig.decide import decide, malleable_columns
+from scripted_slurm import TOTAL, ScriptedSlurm
 
 NOW = 1_800_000_000
-TOTAL = 16
 HEAVY, LIGHT, OTHER = 2000, 1000, 3000
 POLICY = """order = "multifactor"
 backfill = "conservative"
@@ -45,59 +44,6 @@ def job(job_id, uid, nodes, state, *, submit, start=None, end=None, limit=3600, 
                time_limit=limit, num_nodes=nodes, max_nodes=None, num_cpus=2 * nodes,
                priority=100 if state == "PENDING" else 0,
                node_list=tuple(f"n{i}" for i in range(first, first + nodes)) if running else ())
-
-
-class ScriptedSlurm(SlurmBackend):
-    """A Slurm whose state is the list ``jobs`` on 16 nodes; priority writes are kept."""
-
-    name = "scripted"
-
-    def __init__(self, jobs, now):
-        self.jobs, self.now, self.writes = list(jobs), now, {}
-
-    def version(self):
-        return (22, 5, 8)
-
-    def ping(self):
-        pass
-
-    def partitions(self):
-        return [Partition("debug", tuple(f"n{i}" for i in range(1, TOTAL + 1)), 2 * TOTAL,
-                          None, is_default=True)]
-
-    def nodes(self):
-        busy = {n for j in self.jobs if j.state == "RUNNING" for n in j.node_list}
-        return [Node(f"n{i}", "ALLOCATED" if f"n{i}" in busy else "IDLE", cpus=2,
-                     alloc_cpus=2 if f"n{i}" in busy else 0, partitions=("debug",))
-                for i in range(1, TOTAL + 1)]
-
-    def all_jobs(self):
-        return list(self.jobs)
-
-    def job(self, job_id):
-        return next(j for j in self.jobs if j.job_id == job_id)
-
-    def set_priority(self, job_id, priority):
-        self.writes[job_id] = priority
-        self.jobs = [dataclasses.replace(j, priority=priority) if j.job_id == job_id else j
-                     for j in self.jobs]
-
-    def hold(self, job_id):
-        raise AssertionError("the agent never holds")
-
-    release = hold
-
-    def update_job(self, job_id, **kw):
-        raise AssertionError("no range job here")
-
-    def resize(self, job_id, num_nodes):
-        raise AssertionError("the agent never resizes")
-
-    def cancel(self, job_id):
-        raise AssertionError("the agent never cancels")
-
-    def submit(self, **kw):
-        raise AssertionError("the agent never submits")
 
 
 RESIZED, SMALL = 11, 12
@@ -137,7 +83,7 @@ def agent_after_two_cycles(tmp_path):
         before = (memory.plan_state.copy(), dict(memory.reservation), dict(memory.priority))
         result = agent.cycle()
         agent.last_cycle = result
-        agent._publish()
+        agent.publish()
     finally:
         _time.time = real
     return agent, slurm, result, before, tmp_path / "state"

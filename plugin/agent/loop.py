@@ -368,7 +368,7 @@ class Agent:
               previous=old.describe())
         return True
 
-    def _publish(self, stopped: bool = False) -> None:
+    def publish(self, stopped: bool = False) -> None:
         """Write the status file (``state_dir``/agent.json) that ``malleo slurm status``
         and ``diag`` read; a failure to write is logged, never fatal."""
         if self.state_dir is None:
@@ -438,13 +438,13 @@ class Agent:
                     backoff = BACKOFF_INITIAL
                     last_fp = result.fingerprint
                     self.last_cycle = result
-                    self._publish()
+                    self.publish()
                     self._maybe_summarise()
                     if once:
                         return 0
                     self._wait_for_trigger(last_fp)
                     continue
-                self._publish()
+                self.publish()
                 self._maybe_summarise()
                 if once and failures >= ONCE_ATTEMPTS:
                     return 1
@@ -453,7 +453,7 @@ class Agent:
             return 0
         finally:
             self._maybe_summarise(force=True)
-            self._publish(stopped=True)
+            self.publish(stopped=True)
             event(self.log, logging.INFO, "agent_stop")
             for sig, handler in previous:
                 signal.signal(sig, handler)
