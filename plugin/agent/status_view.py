@@ -124,6 +124,13 @@ def diag_document(agent) -> dict:
     }
 
 
+def effective_conf(conf) -> str:
+    """The slurm.conf a command talks to: ``conf``, else $SLURM_CONF, else Slurm's default;
+    resolved, so that status can tell whether the running agent manages its cluster."""
+    return os.path.realpath(str(conf or os.environ.get("SLURM_CONF")
+                                or "/etc/slurm/slurm.conf"))
+
+
 def agent_document(agent, *, stopped: bool = False) -> dict:
     """What the agent writes into its status file: who it is, the policy in force, when it
     last cycled, its counters (``diag``) and the document of its last completed cycle
@@ -137,6 +144,7 @@ def agent_document(agent, *, stopped: bool = False) -> dict:
                   "policy": agent.policy.describe(), "config": agent.policy_path,
                   "mode": "shadow" if agent.dry_run else "priority", "period": agent.period,
                   "unit": agent.unit, "partition": agent.partition,
+                  "slurm_conf": effective_conf(getattr(agent.backend, "conf", None)),
                   "backend": getattr(agent.backend, "name", "") or "?",
                   "written": time.time(), "stopped": bool(stopped),
                   "last_cycle_end": agent.metrics.get(

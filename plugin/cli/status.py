@@ -31,9 +31,11 @@ def _state_dir(value):
     return status_file.default_dir() if value is None else value
 
 
-def _agent_doc(state_dir) -> tuple[dict | None, str]:
-    """The running agent's status document, or None with why not."""
+def _agent_doc(state_dir, slurm_conf, partition) -> tuple[dict | None, str]:
+    """The running agent's status document, or None with why not (no agent runs, or it
+    manages another cluster or partition than the one asked for)."""
     from malleo.plugin.agent import status_file
+    from malleo.plugin.agent.status_view import effective_conf
 
     doc = status_file.read(state_dir)
     if doc is None:
@@ -42,6 +44,11 @@ def _agent_doc(state_dir) -> tuple[dict | None, str]:
         agent = doc.get("agent", {})
         return None, (f"the agent that wrote {state_dir}/{status_file.FILE_NAME} "
                       f"(pid {agent.get('pid')} on {agent.get('host')}) no longer runs")
+    agent = doc["agent"]
+    if agent.get("slurm_conf") != effective_conf(slurm_conf):
+        return None, f"the running agent manages the cluster of {agent.get('slurm_conf')}"
+    if partition is not None and partition != (doc.get("plan") or {}).get("partition", partition):
+        return None, f"the running agent manages partition {doc['plan']['partition']}"
     if doc.get("plan") is None:
         return None, "the running agent has not completed a cycle yet"
     return doc, ""
@@ -129,7 +136,7 @@ def status(config, local, fmt, noheader, as_json, sprio, state_dir, partition, u
     within a few seconds (a stale SLURM_CONF) or on bad options.
     """
     state_dir = _state_dir(state_dir)
-    doc, why = (None, "--local given") if local else _agent_doc(state_dir)
+    doc, why = (None, "--local given") if local else _agent_doc(state_dir, slurm_conf, partition)
     if doc is not None:
         plan = doc["plan"]
         source = {"source": "agent", "agent": doc["agent"]}
