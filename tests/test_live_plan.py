@@ -183,3 +183,31 @@ def test_every_decision_field_has_an_owner():
     assert {"start", "order", "reservation", "priority", "state", "est", "backfilled",
             "start_procs", "resize", "expand"} <= set(DECISION_OWNERS)
     assert fields <= set(DECISION_OWNERS)
+
+
+def test_agent_sets_the_node_count_of_a_range_job_it_starts(tmp_path, monkeypatch):
+    """``Decisions.start_procs`` is the agent's: under moldable_start, a job asking ``-N 2-8``
+    that is blocked at 8 and that the plan starts now at n < 8 nodes gets NumNodes=n-n
+    before its priority is raised."""
+    class Recording(ScriptedSlurm):
+        def update_job(self, job_id, **kw):
+            self.sized = getattr(self, "sized", []) + [(job_id, kw)]
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[malleability]\nmoldable_start = true\n")
+    ranged = dataclasses.replace(job(31, LIGHT, 2, "PENDING", submit=NOW - 5), max_nodes=8)
+    slurm = Recording([job(30, OTHER, 10, "RUNNING", submit=NOW - 50, start=NOW - 40,
+                           end=NOW + 3560), ranged], NOW)
+    monkeypatch.setattr("time.time", lambda: NOW)
+    agent = Agent(slurm, policy)
+    result = agent.cycle()
+    assert result.started_now == [31]
+    size = int(result.decisions.start_procs[0])
+    assert 2 <= size <= 6                           # 6 nodes are idle, 8 wanted
+    assert slurm.sized == [(31, {"num_nodes": size})] and result.sized == {31: size}
+    assert agent.metrics.get("malleo_agent_sizes_applied_total") == 1
+    # without moldable_start a range job is planned as a rigid job at its minimum: no write
+    policy.write_text("")
+    assert agent.reload_policy()
+    slurm.sized = []
+    assert agent.cycle().sized == {} and slurm.sized == []

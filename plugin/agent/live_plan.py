@@ -24,9 +24,10 @@ Who acts on each field of ``Decisions`` (:data:`DECISION_OWNERS`; docs/agent.md)
                           shown by ``slurm status`` as the planned start
 ``priority``, ``state``   the agent: kept for the next pass (multifactor, predict)
 ``est``, ``backfilled``   shown by ``slurm status`` (expected end, the backfill note)
-``start_procs``           the agent: a job asking a node range (``-N 2-4``) that the
-                          plan starts now gets its node count set to the size chosen
-                          (``scontrol update NumNodes=n-n``) before its priority
+``start_procs``           the agent: under ``moldable_start``, a job asking a node
+                          range (``-N 2-8``) that the plan starts now at fewer than its
+                          maximum gets that node count (``scontrol update
+                          NumNodes=n-n``) before its priority
 ``resize``, ``expand``    the reconfiguration endpoint, answering the malleable job's
                           launcher at its reconfiguration point; the launcher performs
                           the resize.  The agent's own pass keeps running jobs rigid,
@@ -196,7 +197,8 @@ class LivePlanner:
                              partition=partition or self.partition,
                              estimate=policy.estimate, history=state.history,
                              previous_reservation=reservation, previous_priority=priority)
-        inputs = _moldable(inputs, snapshot) if (unit or self.unit) == "nodes" else inputs
+        if (unit or self.unit) == "nodes" and policy.malleability.moldable_start:
+            inputs = _moldable(inputs, snapshot)
         if inputs.total < 1:
             return LivePlan(snapshot, inputs, None, [], [], policy, state)
         columns = inputs.running if running is None else running(inputs)
@@ -220,8 +222,11 @@ class LivePlanner:
 
 
 def _moldable(inputs: PlanInputs, snapshot: Snapshot) -> PlanInputs:
-    """Pending jobs asking a node range (``-N a-b``) become moldable rows (``kind`` 1,
-    ``min_procs`` a, ``max_procs`` b capped at the partition), the others stay rigid."""
+    """Under ``moldable_start``, pending jobs asking a node range (``-N a-b``) become
+    moldable rows: ``kind`` 1, preferred size ``procs`` b (capped at the partition, what
+    Slurm gives such a job when the nodes are free), ``min_procs`` a, ``max_procs`` b; the
+    core's moldable start then picks the size of a blocked head (docs/malleability.md).
+    Without it (the default) they are planned at their minimum a, as rigid jobs."""
     if not len(inputs.pending_ids):
         return inputs
     jobs = {j.job_id: j for j in snapshot.jobs}
@@ -234,5 +239,6 @@ def _moldable(inputs: PlanInputs, snapshot: Snapshot) -> PlanInputs:
         return inputs
     pending = dict(inputs.pending)
     pending.update(kind=np.where(hi > pending["procs"], 1, 0).astype(np.int64),
-                   min_procs=pending["procs"].astype(np.int64), max_procs=hi)
+                   min_procs=pending["procs"].astype(np.int64), max_procs=hi,
+                   procs=hi.astype(np.int32))
     return replace(inputs, pending=pending)
