@@ -171,7 +171,19 @@ def test_metrics_address_option_binds_where_told(tmp_path):
     assert "--metrics-address 192.0.2.1 --metrics-port 1:" in out.output
 
 
-def test_idle_cycles_log_at_debug_with_a_periodic_summary(tmp_path, monkeypatch):
+@pytest.fixture
+def restore_logging():
+    """Undo logs.configure(): the malleo logger propagates to the root again (caplog)."""
+    yield
+    root = logging.getLogger(logs.ROOT_LOGGER)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.setLevel(logging.NOTSET)
+    root.propagate = True
+
+
+def test_idle_cycles_log_at_debug_with_a_periodic_summary(tmp_path, monkeypatch,
+                                                          restore_logging):
     policy = tmp_path / "policy.toml"
     policy.write_text("")
     slurm = ScriptedSlurm([job(5, 1, 4, "RUNNING", NOW - 200)], NOW)
@@ -186,7 +198,7 @@ def test_idle_cycles_log_at_debug_with_a_periodic_summary(tmp_path, monkeypatch)
             assert result.is_idle
             agent._maybe_summarise()
     finally:
-        logs.configure("text")
+        logs.configure("text", stream=io.StringIO())
     events = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [e["event"] for e in events] == ["summary"] * 3
     assert events[0]["cycles"] == 1 and events[0]["idle_cycles"] == 1
@@ -194,10 +206,7 @@ def test_idle_cycles_log_at_debug_with_a_periodic_summary(tmp_path, monkeypatch)
     assert agent.metrics.get("malleo_agent_idle_cycles_total") == 3
     debug = io.StringIO()
     logs.configure("text", "debug", stream=debug)
-    try:
-        Agent(slurm, policy).cycle()
-    finally:
-        logs.configure("text")
+    Agent(slurm, policy).cycle()
     line = debug.getvalue().splitlines()[0]
     assert " DEBUG cycle " in line and line.split()[0].endswith("Z")
 

@@ -156,6 +156,10 @@ class Agent:
         self.summary_every = SUMMARY_EVERY
         self.state_dir = None if state_dir is None else Path(state_dir)
         self._state_warned = False
+        self._publisher: threading.Thread | None = None
+        self._publisher_stop = False
+        self._publish_due = threading.Event()
+        self._publish_lock = threading.Lock()
         self._summary = {"cycles": 0, "idle": 0, "written": 0, "errors": 0,
                          "since": time.monotonic()}
         self._stop = threading.Event()
@@ -368,11 +372,45 @@ class Agent:
               previous=old.describe())
         return True
 
-    def publish(self, stopped: bool = False) -> None:
+    def publish(self, stopped: bool = False, wait: bool = True) -> None:
         """Write the status file (``state_dir``/agent.json) that ``malleo slurm status``
-        and ``diag`` read; a failure to write is logged, never fatal."""
+        and ``diag`` read; a failure to write is logged, never fatal.
+
+        Args:
+            stopped: mark the agent stopped (the last write, at exit).
+            wait: write now; False hands the write to a background thread (the service
+                loop: a 10,000-job document takes about 0.3 s to build and write, which
+                must not delay the next cycle), which writes the latest state once.
+        """
         if self.state_dir is None:
             return
+        if not wait:
+            if self._publisher is None:
+                self._publisher = threading.Thread(target=self._publish_loop,
+                                                   name="malleo-status", daemon=True)
+                self._publisher.start()
+            self._publish_due.set()
+            return
+        with self._publish_lock:
+            self._write_status(stopped)
+
+    def _publish_loop(self) -> None:
+        while True:
+            self._publish_due.wait()
+            self._publish_due.clear()
+            if self._publisher_stop:
+                return
+            with self._publish_lock:
+                self._write_status(False)
+
+    def _stop_publisher(self) -> None:
+        if self._publisher is not None:
+            self._publisher_stop = True
+            self._publish_due.set()
+            self._publisher.join(timeout=30)
+            self._publisher = None
+
+    def _write_status(self, stopped: bool) -> None:
         from malleo.plugin.agent import status_file, status_view
 
         try:
@@ -438,13 +476,13 @@ class Agent:
                     backoff = BACKOFF_INITIAL
                     last_fp = result.fingerprint
                     self.last_cycle = result
-                    self.publish()
+                    self.publish(wait=once)
                     self._maybe_summarise()
                     if once:
                         return 0
                     self._wait_for_trigger(last_fp)
                     continue
-                self.publish()
+                self.publish(wait=once)
                 self._maybe_summarise()
                 if once and failures >= ONCE_ATTEMPTS:
                     return 1
@@ -453,6 +491,7 @@ class Agent:
             return 0
         finally:
             self._maybe_summarise(force=True)
+            self._stop_publisher()
             self.publish(stopped=True)
             event(self.log, logging.INFO, "agent_stop")
             for sig, handler in previous:

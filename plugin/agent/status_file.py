@@ -64,10 +64,11 @@ def write(directory: str | os.PathLike, doc: dict) -> Path:
         OSError: the directory is unsafe (see :func:`_private_dir`) or not writable.
     """
     folder = _private_dir(Path(directory))
+    text = json.dumps(doc, separators=(",", ":"))      # one C call; json.dump is slower
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".agent.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(doc, out, separators=(",", ":"))
+            out.write(text)
         os.chmod(tmp, 0o644)
         target = folder / FILE_NAME
         os.replace(tmp, target)
