@@ -23,7 +23,7 @@ from malleo.plugin.agent.state import plan_inputs, read_snapshot
 from malleo.plugin.backends.model import Job
 from malleo.plugin.malleable.spec import Malleability
 from malleo.plugin.reconfig.decide import decide, malleable_columns
-from scripted_slurm import TOTAL, ScriptedSlurm
+from scripted_slurm import ScriptedSlurm
 
 NOW = 1_800_000_000
 HEAVY, LIGHT, OTHER = 2000, 1000, 3000

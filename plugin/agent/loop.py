@@ -20,7 +20,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from malleo.errors import PolicyError
 from malleo.plugin.agent import shadow

@@ -207,7 +207,7 @@ def diag(as_json, state_dir) -> None:
     lat = d["cycle_seconds"]
     state = "running" if running else "NOT running (last status of a stopped agent)"
     lines = [
-        f"*******************************************************",
+        "*" * 55,
         f"malleo agent {state}: pid {a['pid']} on {a['host']}, malleo {a['version']}",
         f"Policy in force:      {a['policy']} ({a['config']}), {a['mode']} mode",
         f"Started:              {squeue_format.utc(d['started'])}",
@@ -215,14 +215,14 @@ def diag(as_json, state_dir) -> None:
         f"Status written:       {_ago(a.get('written'))}",
         "",
         f"Cycles:               {d['cycles']} ({d['idle_cycles']} idle)",
-        f"Cycle errors:         " + ", ".join(f"{k} {v}" for k, v in d["cycle_errors"].items()),
+        "Cycle errors:         " + ", ".join(f"{k} {v}" for k, v in d["cycle_errors"].items()),
         f"Cycle seconds:        last {lat['last']:.4f}, mean {lat['mean']:.4f}, "
         f"max {lat['max']:.4f}",
         f"Priority writes:      {d['decisions_applied']} applied, skipped " +
         ", ".join(f"{k} {v}" for k, v in d["decisions_skipped"].items()),
         f"Node counts set:      {d['sizes_applied']}",
         f"Stale plans:          {d['stale_plans']}",
-        f"Policy reloads:       " + ", ".join(f"{k} {v}" for k, v in d["policy_reloads"].items()),
+        "Policy reloads:       " + ", ".join(f"{k} {v}" for k, v in d["policy_reloads"].items()),
     ]
     for line in lines:
         click.echo(line)
