@@ -101,10 +101,6 @@ class LivePlan:
     policy: Policy
     state_before: object
 
-    def pending_row(self, job_id: int) -> int:
-        """Index of Slurm job ``job_id`` in the pending tables (ValueError if absent)."""
-        return self.inputs.pending_ids.tolist().index(int(job_id))
-
     def start_sizes(self) -> dict[int, int]:
         """Slurm id -> size (plan units) of every job started now whose chosen size differs
         from its requested minimum (moldable range jobs, ``Decisions.start_procs``)."""
