@@ -228,7 +228,7 @@ def _check_answer(answer: object, job_id: int, nodes: int, bounds: tuple[int, in
     return action, target
 
 
-def ask(path: str, job_id: int, nodes: int, bounds: tuple[int, int] | None = None,
+def ask(path: str, job_id: int, nodes: int, *, bounds: tuple[int, int] | None = None,
         timeout: float = 30.0, agent_user: str | None = None) -> tuple[str, int]:
     """Ask the endpoint at ``path`` what job ``job_id`` (on ``nodes`` nodes now) should do.
 

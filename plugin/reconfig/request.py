@@ -1,7 +1,6 @@
 """Validation of reconfiguration requests (the format is in
 :mod:`malleo.plugin.malleable.protocol`): every field checked, anything else refused."""
 from dataclasses import dataclass
-import json
 
 from malleo.plugin.malleable import protocol
 from malleo.plugin.malleable.spec import MAX_NODES
@@ -36,13 +35,10 @@ def parse(line: bytes) -> Request:
     """The request a line holds.
 
     Raises:
-        BadRequest: not UTF-8, not JSON, nested deeper than ``protocol.MAX_DEPTH``, not an object, missing or extra keys, a wrong
-            version or op, or an integer field of the wrong type or out of range.
+        BadRequest: not UTF-8, not JSON, nested deeper than ``protocol.MAX_DEPTH``, not an
+            object, missing or extra keys, a wrong version or op, or an integer field of the
+            wrong type or out of range.
     """
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("request is not UTF-8 text") from None
     try:
         obj = protocol.loads(line)
     except ValueError as exc:
