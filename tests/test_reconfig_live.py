@@ -130,3 +130,18 @@ def test_owner_comes_from_slurms_json_not_text_a_job_can_imitate(slurm_cluster, 
     assert refused["ok"] is False and f"uid {NOBODY} may not ask about a job of uid 0" \
         in refused["error"]
     assert send_raw(endpoint.path, request(job_id, 1))["ok"] is True
+
+
+def test_job_json_gives_the_whole_comment_and_refuses_unknown_ids(slurm_cluster, slurm_jobs):
+    from malleo.plugin.backends.errors import InvalidJobId
+
+    backend = slurm_cluster.backend
+    comment = "malleo:min=1,max=2,period=5 UserId=nobody(65534) JobState=PENDING"
+    job_id = backend.submit(wrap="sleep 60", nodes=1, time_limit=300, output="/dev/null",
+                            extra_args=[f"--comment={comment}"])
+    slurm_jobs.append(job_id)
+    rec = backend.job_json(job_id)
+    assert rec["job_id"] == job_id and rec["comment"] == comment
+    assert rec["user_id"] == os.geteuid()
+    with pytest.raises(InvalidJobId, match="not in Slurm's job list"):
+        backend.job_json(job_id + 100_000)
