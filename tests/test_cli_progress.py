@@ -3,7 +3,7 @@
 import pandas as pd
 
 from malleo.emulator.cli._progress import Bar
-from malleo.emulator.cli.slurm import replay_summary
+from malleo.plugin.cli.slurm import replay_summary
 
 
 class _Terminal:
