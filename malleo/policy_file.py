@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
+from malleo.toml_input import parse_toml
 from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
                            Policy)
 
@@ -151,15 +151,7 @@ def load_policy(path: str | Path) -> Policy:
 
 def loads_policy(text: str, source: str = "<policy>") -> Policy:
     """Parse policy TOML ``text``; ``source`` names it in error messages (``source:LINE``)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        match = re.search(r"\(at line (\d+), column \d+\)", msg)
-        line = match.group(1) if match else "1"
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg).strip()
-        reason = re.sub(r"\s*\(at end of document\)", "", reason)
-        raise PolicyError(f"{source}:{line}: invalid TOML: {reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(key_path: tuple[str, ...], what: str) -> PolicyError:

@@ -72,6 +72,10 @@ def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend
     from malleo.plugin.agent.metrics_http import Metrics, serve
     from malleo.plugin.backends import select_backend
 
+    if reconfig_socket is not None:
+        from malleo.emulator.outputs import check_socket_path
+
+        check_socket_path(reconfig_socket, "--reconfig-socket")
     configure(log_format)
     metrics = Metrics()
     the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
@@ -227,9 +231,12 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
     import numpy as np
 
     from malleo.emulator.driver import load_workload
+    from malleo.emulator.outputs import check_outputs
     from malleo.errors import MalleoError
     from malleo.plugin.agent import load
 
+    if not dry_run:
+        check_outputs(files={"--output": output})
     workload = load_workload(trace, procs=procs)
     table = workload.table
     table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
@@ -277,8 +284,10 @@ def reconfig(socket_path, config, slurm_conf) -> None:
     Callers are authenticated by SO_PEERCRED and must own the job (or be root); the answer
     is expand, shrink or none from the DMR rule on the live queue. Stops on SIGINT/SIGTERM.
     """
+    from malleo.emulator.outputs import check_socket_path
     from malleo.plugin.reconfig.serve import serve_forever
 
+    check_socket_path(socket_path, "--socket")
     policy = None
     if config:
         from malleo.plugin.agent.loop import load_agent_policy

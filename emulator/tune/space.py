@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from malleo.errors import PolicyError
+from malleo.toml_input import parse_toml
 from malleo.policy import Multifactor, Policy
 from malleo.policy_file import MULTIFACTOR_KEYS, TOP_KEYS
 
@@ -172,13 +172,7 @@ def load_space(path: str | Path) -> Space:
 
 def loads_space(text: str, source: str = "<space>") -> Space:
     """Parse space-file TOML ``text``; ``source`` names it in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"at line (\d+)", str(exc))
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
-        raise PolicyError(f"{source}:{match.group(1) if match else 1}: invalid TOML: "
-                          f"{reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(name: str, what: str) -> PolicyError:
@@ -221,6 +215,9 @@ def loads_space(text: str, source: str = "<space>") -> Space:
         raise PolicyError(f"{source}:1: nothing to tune: give at least one key an array of "
                           "choices or a {{ low, high }} range")
     space = Space(tuple(params), fixed, source)
+    from malleo.emulator.tune.space_limits import check_space_params
+
+    check_space_params(space)
     try:
         space.policy({p.name: p.grid()[0] for p in params})
     except PolicyError as exc:
