@@ -80,6 +80,8 @@ def check_output_file(path: str | os.PathLike, option: str) -> None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
+    except NotADirectoryError:
+        raise _fail(option, path, "a part of its directory is not a directory") from None
     except OSError as exc:
         raise _fail(option, path, f"cannot use it: {exc.strerror}") from None
     if mode is not None:

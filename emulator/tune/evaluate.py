@@ -135,8 +135,12 @@ class Context:
 
     @classmethod
     def get(cls, setup: Setup) -> "Context":
-        """The process-wide context of ``setup`` (loaded on first use)."""
-        key = json.dumps(asdict(setup), sort_keys=True, default=str)
+        """The process-wide context of ``setup`` (loaded on first use, and again when the
+        trace's content changed)."""
+        data = asdict(setup)
+        if setup.trace is not None:
+            data["trace_sha256"] = content_hash(setup.trace)
+        key = json.dumps(data, sort_keys=True, default=str)
         if key not in cls._cache:
             cls._cache.clear()
             cls._cache[key] = cls(setup)
