@@ -163,8 +163,9 @@ def _integers(path: Path, frame: pd.DataFrame, column: str, low: int | None,
 
 def check_replay_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     """A per-job table checked for what the report computes from: at least one row; the
-    times integers in 0..MAX_TIME and sizes in 1..MAX_PROCS; bsld a finite number; each
-    job's ``submit <= start <= end``.
+    times integers in 0..MAX_TIME and sizes in 1..MAX_PROCS; bsld a finite number; user
+    an integer and backfilled True or False when present; each job's
+    ``submit <= start <= end``.
 
     Raises:
         MalleoError: ``FILE:LINE: column: what is wrong`` (``FILE: no rows`` for a table
@@ -178,6 +179,16 @@ def check_replay_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     for column in [c for c in ("procs", "alloc_procs") if c in jobs.columns]:
         jobs[column] = _integers(path, jobs, column, 1, MAX_PROCS)
     jobs["bsld"] = _numbers(path, jobs, "bsld")
+    if "user" in jobs.columns:
+        jobs["user"] = _integers(path, jobs, "user", None, None)
+    if "backfilled" in jobs.columns:
+        flags = jobs["backfilled"].map(
+            lambda v: {"true": 1, "false": 0, "1": 1, "0": 0}.get(str(v).strip().lower()))
+        if flags.isna().any():
+            row = int(np.flatnonzero(flags.isna().to_numpy())[0])
+            raise MalleoError(f"{path}:{row + 2}: backfilled: not True or False: "
+                              f"{str(jobs['backfilled'].iloc[row])!r}")
+        jobs["backfilled"] = flags.astype(bool)
     for earlier, later in (("submit", "start"), ("start", "end")):
         bad = np.flatnonzero(jobs[later].to_numpy() < jobs[earlier].to_numpy())
         if bad.size:
