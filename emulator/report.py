@@ -24,6 +24,7 @@ import pandas as pd
 from malleo.emulator import metrics
 from malleo.emulator.results import group_history, log_paths
 from malleo.errors import MalleoError
+from malleo.input_files import read_text
 from malleo.limits import MAX_PROCS, MAX_TIME
 
 __all__ = ["Inputs", "read_inputs", "build_report", "check_replay_table", "SECTIONS"]
@@ -65,7 +66,8 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
             if suffix in (".parquet", ".pq"):
                 frame = pd.read_parquet(path)
             elif suffix == ".csv":
-                frame = pd.read_csv(path, nrows=0)
+                text = read_text(path, "CSV table")
+                frame = pd.read_csv(io.StringIO(text), nrows=0)
             else:
                 raise MalleoError(f"{path}: expected a .csv or .parquet file")
         except (OSError, ValueError, ImportError, pd.errors.ParserError,
@@ -73,10 +75,10 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
             raise MalleoError(f"{path}: cannot read: {exc}") from None
         name = _unique(path.stem, {**replays, **tunes})
         if is_results_table(frame.columns):
-            tunes[name] = read_results(path)
+            tunes[name] = read_results(path, text if suffix == ".csv" else None)
         elif all(c in frame.columns for c in _NEEDED):
             replays[name] = check_replay_table(path, frame if suffix != ".csv"
-                                               else _read_csv(path))
+                                               else _read_csv(path, text))
             history = _size_history(log_paths(path)[0])
             if history is not None:
                 sizes[name] = history
@@ -110,13 +112,15 @@ def _size_history(path: Path) -> dict[int, list[tuple[int, int]]] | None:
     return group_history(log["job_id"], log["time"], log["procs"])
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path, text: str | None = None) -> pd.DataFrame:
     """A CSV table whose every record has as many cells as its header (pandas would take
-    an extra cell for an index, or shift the columns, without a word)."""
+    an extra cell for an index, or shift the columns, without a word).  ``text``: the
+    file's content when already read."""
     import csv
 
+    if text is None:
+        text = read_text(path, "CSV table")
     try:
-        text = path.read_text(encoding="utf-8")
         width = None
         for number, record in enumerate(csv.reader(io.StringIO(text)), start=1):
             if width is None:
@@ -125,8 +129,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
                 raise MalleoError(f"{path}:{number}: {len(record)} fields, the header has "
                                   f"{width}")
         return pd.read_csv(io.StringIO(text), index_col=False)
-    except (OSError, UnicodeDecodeError, csv.Error, pd.errors.ParserError,
-            pd.errors.EmptyDataError) as exc:
+    except (csv.Error, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise MalleoError(f"{path}: cannot read: {exc}") from None
 
 

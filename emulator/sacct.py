@@ -36,6 +36,7 @@ import pandas as pd
 
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
 from malleo.errors import TraceError
+from malleo.input_files import read_text
 from malleo.limits import MAX_PROCS, MAX_TIME
 
 __all__ = ["RECOMMENDED_FORMAT", "REQUIRED_FIELDS", "STATUS", "UNFINISHED", "SacctJob",
@@ -142,12 +143,7 @@ def read_sacct(path: str | Path, fmt: str | None = None, tz: str = "UTC") -> tup
         TraceError: ``FILE:LINE: what is wrong``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "sacct output", TraceError)
     if fmt is None:
         fmt = "json" if text.lstrip()[:1] == "{" else "parsable"
     if fmt == "json":

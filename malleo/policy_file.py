@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
+from malleo.input_files import read_text
 from malleo.toml_input import parse_toml
 from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
                            Policy)
@@ -140,12 +141,7 @@ def load_policy(path: str | Path) -> Policy:
             unknown key, a wrong type or an out-of-range value.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read policy file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "policy file", PolicyError, max_bytes=1 << 20)
     return loads_policy(text, source=str(path))
 
 

@@ -123,6 +123,23 @@ def test_a_character_device_is_refused_without_reading():
     assert "/dev/zero: not a regular file or a pipe (a character device)" in proc.stderr
 
 
+@pytest.mark.parametrize("command", [
+    ["policy", "show", "/dev/zero"],
+    ["trace", "from-sacct", "/dev/zero", "-o", "{tmp}/o.swf"],
+    ["report", "/dev/zero.csv", "-o", "{tmp}/r.html"],
+])
+def test_other_readers_refuse_a_device_without_reading(tmp_path, command):
+    """policy, sacct and report inputs read /dev/zero forever before."""
+    device = tmp_path / "zero.csv"
+    os.symlink("/dev/zero", device)
+    args = [a.replace("{tmp}", str(tmp_path)).replace("/dev/zero.csv", str(device))
+            for a in command]
+    proc = subprocess.run([sys.executable, "-m", "malleo", *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "not a regular file or a pipe" in proc.stderr
+
+
 def test_an_endless_line_from_a_pipe_is_refused(tmp_path):
     """A pipe is read as a stream, but a line without end cannot grow memory forever."""
     fifo = tmp_path / "fifo"

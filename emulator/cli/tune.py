@@ -113,6 +113,9 @@ def tune(trace, space_path, objective, search, trials, seed, split, no_split, wo
         slurm = {"partition": partition, "time_min": time_min,
                  "array_size": array_size or workers or os.cpu_count() or 1,
                  "folder": slurm_dir or str(Path(results_path).with_suffix("")) + ".slurm"}
+    if not quiet:
+        click.echo(f"malleo: tuning {Path(trace).name} ({search} search); results in "
+                   f"{results_path}", err=True)
     bar = TrialBar(goal, enabled=not quiet)
     result = run_tune(setup, space, goal, search=search, trials=trials, seed=seed,
                       workers=workers, results_path=results_path, executor=executor,

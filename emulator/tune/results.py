@@ -28,6 +28,7 @@ import pandas as pd
 
 from malleo.emulator.tune.objective import RECORDED_METRICS
 from malleo.errors import MalleoError
+from malleo.input_files import read_text
 
 __all__ = ["COLUMNS", "ResultsFile", "read_results", "is_results_table", "private_dir"]
 
@@ -61,7 +62,7 @@ def read_results(path: str | Path, text: str | None = None) -> pd.DataFrame:
 
     try:
         if text is None:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text(path, "tuning results file")
         frame = pd.read_csv(io.StringIO(text), keep_default_na=False,
                             na_values=["", "nan", "NaN"], index_col=False,
                             dtype={"error": str, "params": str, "policy": str})

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from malleo.errors import PolicyError
+from malleo.input_files import read_text
 from malleo.toml_input import parse_toml
 from malleo.policy import Multifactor, Policy
 from malleo.policy_file import MULTIFACTOR_KEYS, TOP_KEYS
@@ -161,12 +162,7 @@ def load_space(path: str | Path) -> Space:
         PolicyError: ``FILE:LINE: key: what is wrong``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read space file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "space file", PolicyError, max_bytes=1 << 20)
     return loads_space(text, source=str(path))
 
 
