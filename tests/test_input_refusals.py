@@ -109,8 +109,10 @@ def test_a_newline_bomb_is_read_in_bounded_memory(tmp_path):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
 
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-m", "malleo", "trace", "info", str(path)],
-                          capture_output=True, text=True, timeout=300, preexec_fn=limit)
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit,
+                          env=env)
     assert proc.returncode == 2, proc.stderr
     assert "no job lines (header only)" in proc.stderr and "Traceback" not in proc.stderr
 
