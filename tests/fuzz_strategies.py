@@ -294,6 +294,33 @@ def replay_arguments(draw) -> list[str]:
     return args
 
 
+COMMAND_OPTIONS: dict[str, dict[str, list[str]]] = {
+    "trace generate": {"--jobs": ["1", "20"], "--procs": ["1", "64"], "--seed": ["0", "9"]},
+    "trace from-sacct": {"--procs": ["64"], "--node-cpus": ["1", "8"],
+                         "--tz": ["UTC", "Europe/Paris", "Mars/Olympus", "../../etc/passwd"],
+                         "--format": ["parsable", "json"], "--computer": ["c", ""]},
+    "tune": {"--trials": ["1", "2"], "--seed": ["0", "3"], "--split": ["0.5", "0.7"],
+             "--search": ["grid", "random"], "--objective": ["bsld", "p95_wait+bsld",
+                                                             "utilization", "nope*2"],
+             "--procs": ["8", "16"], "--node-procs": ["0", "2"],
+             "--bsld-threshold": ["10", "1"], "--top": ["1", "5"]},
+}
+"""Options of the other commands that take values, with values they accept."""
+
+
+@st.composite
+def command_arguments(draw, command: str) -> list[str]:
+    """Option/value pairs for ``command`` (a key of :data:`COMMAND_OPTIONS`); a third of
+    the values hostile."""
+    options = COMMAND_OPTIONS[command]
+    args = []
+    for option in draw(st.lists(st.sampled_from(sorted(options)), max_size=4, unique=True)):
+        hostile = draw(st.integers(0, 2)) == 0
+        args += [option, draw(HOSTILE_VALUES) if hostile
+                 else draw(st.sampled_from(options[option]))]
+    return args
+
+
 SPACE_LINES = st.sampled_from([
     'order = ["fcfs", "sjf", "wfp3"]', 'backfill = ["easy", "conservative", "slurm"]',
     'estimate = "request"', "bf_max_job_test = { low = 1, high = 20 }",

@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fuzz_strategies import (csv_mutations, replay_arguments, sacct_json_texts, sacct_texts,
-                             space_texts, swf_texts, toml_texts)
+from fuzz_strategies import (command_arguments, csv_mutations, replay_arguments,
+                             sacct_json_texts, sacct_texts, space_texts, swf_texts, toml_texts)
 from malleo.emulator.cli import cli
 from malleo.emulator.report import read_inputs, summary_of
 from malleo.emulator.swf import read_swf, write_swf
@@ -280,3 +280,31 @@ def awaiting_core(args: list[str]) -> bool:
         if abs(number) >= 2**63 or (option == "--flex-seed" and number < 0):
             return True
     return False
+
+
+@fuzz(examples=150, deadline_ms=10000)
+@given(data=st.data(), command=st.sampled_from(["trace generate", "trace from-sacct", "tune"]))
+def test_other_command_options(folder, tiny_trace, data, command):
+    args = data.draw(command_arguments(command))
+    if command == "trace generate":
+        if "--jobs" not in args:
+            args += ["--jobs", "10"]
+        if "--procs" not in args:
+            args += ["--procs", "8"]
+        invoke("trace", "generate", *args, "-o", folder / "generated.swf")
+    elif command == "trace from-sacct":
+        source = folder / "opts-sacct.txt"
+        source.write_text("JobID|Submit|Start|End|State|AllocCPUS|AllocNodes|Timelimit\n"
+                          "1|2024-01-01T00:00:00|2024-01-01T00:00:01|2024-01-01T00:01:00|"
+                          "COMPLETED|4|1|10\n")
+        invoke("trace", "from-sacct", source, *args, "-o", folder / "opts.swf")
+    else:
+        space = folder / "opts-space.toml"
+        space.write_text('order = ["fcfs", "sjf"]\n')
+        results = folder / "opts-tune.csv"
+        if results.exists():
+            results.unlink()
+        if "--trials" not in args:
+            args += ["--trials", "2"]
+        invoke("tune", tiny_trace, "--space", space, *args, "--workers", "1", "--results",
+               results, "--out", folder / "opts-best.toml", "-q")

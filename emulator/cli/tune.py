@@ -91,6 +91,9 @@ def tune(trace, space_path, objective, search, trials, seed, split, no_split, wo
     """
     from malleo.emulator.outputs import check_outputs
     from malleo.emulator.tune.evaluate import Setup
+
+    if not split == split:
+        raise click.BadParameter("must be a fraction in (0, 1), got nan", param_hint="'--split'")
     from malleo.emulator.tune.objective import parse_objective
     from malleo.emulator.tune.runner import TrialBar, default_results_path, run_tune
     from malleo.emulator.tune.space import load_space
