@@ -299,16 +299,21 @@ def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]
     nesting deeper than Python's recursion limit is a TraceError naming the field
     (``FILE: jobs[3].time.limit: ...``)."""
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except _Constant as exc:
-        raise TraceError(f"{source}: invalid JSON: {exc} is not a JSON number "
-                         "(NaN and Infinity are refused)") from None
     except RecursionError:
         raise TraceError(f"{source}: invalid JSON: nested too deeply") from None
     except ValueError as exc:           # e.g. an integer of more than 4,300 digits
         raise TraceError(f"{source}: invalid JSON: {exc}") from None
+    try:
+        where = _non_finite_path(data, "")
+    except RecursionError:
+        raise TraceError(f"{source}: invalid JSON: nested too deeply") from None
+    if where is not None:
+        path, name = where
+        raise TraceError(f"{source}: {path.lstrip('.')}: {name} is not a JSON number "
+                         "(NaN and Infinity are refused)")
     check_json_shape(data, source)
     jobs: list[SacctJob] = []
     steps = 0
@@ -358,12 +363,26 @@ def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]
     return jobs, steps
 
 
-class _Constant(ValueError):
-    """NaN, Infinity or -Infinity in JSON text (Python's json accepts them by default)."""
+class _NonFinite(str):
+    """``NaN``, ``Infinity`` or ``-Infinity`` read from JSON text (Python's json accepts
+    them by default); kept as a marker so the refusal can name the field."""
 
 
-def _no_constant(name: str):
-    raise _Constant(name)
+def _non_finite_path(value: Any, path: str) -> tuple[str, str] | None:
+    """``(path, token)`` of the first NaN/Infinity marker in ``value``, or None."""
+    if isinstance(value, _NonFinite):
+        return path, str(value)
+    if isinstance(value, dict):
+        items = ((f"{path}.{key}", item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", item) for i, item in enumerate(value))
+    else:
+        return None
+    for sub_path, item in items:
+        found = _non_finite_path(item, sub_path)
+        if found is not None:
+            return found
+    return None
 
 
 _NUMBER = "number"        # a JSON number, or Slurm 23+'s {set, infinite, number}, or null
@@ -428,8 +447,8 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
         if not isinstance(value, str):
             raise fail("a string")
     elif shape == "id":
-        if not isinstance(value, (str, int)) or isinstance(value, bool):
-            raise fail("a step id (string or integer)")
+        if not isinstance(value, (str, int, dict)) or isinstance(value, bool):
+            raise fail("a step id (string, integer or object)")
     elif shape == "state":
         current = value.get("current") if isinstance(value, dict) else value
         if isinstance(value, dict) and "current" not in value:

@@ -251,8 +251,10 @@ SACCT_JOB = {"job_id": 1, "user": "a", "group": "g", "partition": "p", "qos": "n
 
 
 @pytest.mark.parametrize("change, needle", [
-    ({"time": {"submission": 1000, "elapsed": "NaN"}}, "invalid JSON: NaN is not"),
-    ({"time": {"submission": 1000, "elapsed": "Infinity"}}, "invalid JSON: Infinity is not"),
+    ({"time": {"submission": 1000, "elapsed": "NaN"}},
+     "jobs[0].time.elapsed: NaN is not a JSON number"),
+    ({"time": {"submission": 1000, "elapsed": "Infinity"}},
+     "jobs[0].time.elapsed: Infinity is not a JSON number"),
     ({"time": "x"}, "jobs[0].time: expected an object, got string 'x'"),
     ({"array": 5}, "jobs[0].array: expected an object"),
     ({"tres": [1]}, "jobs[0].tres: expected an object, got array"),
