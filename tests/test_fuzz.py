@@ -13,7 +13,6 @@ whole module runs in about 2-3 minutes on 2 cores (measured: see docs/testing.md
 Strategies: tests/fuzz_strategies.py.
 """
 import datetime
-import json
 import os
 import signal
 from contextlib import contextmanager
