@@ -18,7 +18,8 @@ class Scanner:
     ncomment: int
     comments_skipped: int           # comment lines past the byte budget (counted only)
     comments: list[tuple[int, bytes]]          # (line number, text) of kept comment lines
-    bad: list[tuple[int, int, int, bytes]]     # (line number, kind, field, token)
+    bad: list[tuple[int, int, int, bytes]]     # first 3 per kind: (line, kind, field, token)
+    bad_counts: dict[int, int]                 # kind -> bad lines of that kind
 
     def __init__(
         self,

@@ -41,6 +41,7 @@ cdef enum:
     MAX_TOKEN = 255      # longest token handed to strtod (bytes)
     MAX_DIGITS = 19      # digits accumulated exactly (10**19 - 1 < 2**64)
     FIRST_CAPACITY = 4096
+    REPORTS_PER_KIND = 3 # bad-line reports kept per kind (the others are only counted)
 
 
 cdef inline bint is_blank(uint8_t c) noexcept nogil:
@@ -137,8 +138,10 @@ cdef class Scanner:
         stopped: a bad line was met in strict mode; further feeds are ignored.
         lines, blank, ncomment: physical, blank and comment line counts so far.
         comments: ``(line number, bytes)`` of each kept comment line (no newline).
-        bad: ``(line number, kind, field, token bytes)`` of each bad line, ``field``
-            1-based (the token count for BAD_FIELD_COUNT, token ``b""``).
+        bad: ``(line number, kind, field, token bytes)`` of the first bad lines of each
+            kind (at most 3 per kind: memory stays bounded however many there are),
+            ``field`` 1-based (the token count for BAD_FIELD_COUNT, token ``b""``).
+        bad_counts: kind -> number of bad lines of that kind.
     """
 
     cdef Py_ssize_t nfields, n_int, cap, budget
@@ -151,6 +154,7 @@ cdef class Scanner:
     cdef readonly bint lenient, stopped
     cdef readonly Py_ssize_t lines, blank, ncomment, comments_skipped
     cdef readonly list comments, bad
+    cdef readonly dict bad_counts
 
     def __cinit__(self, const uint8_t[::1] is_int, bint lenient,
                   Py_ssize_t comment_budget=1 << 24):
@@ -182,6 +186,7 @@ cdef class Scanner:
         self.budget = comment_budget
         self.comments = []
         self.bad = []
+        self.bad_counts = {}
 
     def __dealloc__(self):
         self._release()
@@ -315,8 +320,11 @@ cdef class Scanner:
                 bad_tok_start = line_start
                 bad_tok_end = line_start
             if bad_kind != 0:
-                self.bad.append((self.lines, bad_kind, bad_field,
-                                 bytes(text[bad_tok_start:bad_tok_end])))
+                seen = self.bad_counts.get(bad_kind, 0)
+                self.bad_counts[bad_kind] = seen + 1
+                if seen < REPORTS_PER_KIND:
+                    self.bad.append((self.lines, bad_kind, bad_field,
+                                     bytes(text[bad_tok_start:bad_tok_end])))
                 if not self.lenient:
                     self.stopped = True
                     return

@@ -115,10 +115,11 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
         meta.warnings.append(f"{source}: {scanner.comments_skipped} comment lines past the "
                              f"first {_COMMENT_BUDGET:,} bytes of comments were not read")
     bad = scanner.bad
-    job_lines = int(numbers.size) + len(bad)
+    job_lines = int(numbers.size) + sum(scanner.bad_counts.values())
     meta.lines = {"total": scanner.lines, "comment": scanner.ncomment,
                   "blank": scanner.blank, "job": job_lines}
-    columns = _drop_bad_lines(_fields(ints, floats), numbers, bad, meta, lenient)
+    columns = _drop_bad_lines(_fields(ints, floats), numbers, bad, scanner.bad_counts, meta,
+                              lenient)
     if job_lines == 0 and not scanner.ncomment:
         raise TraceError(f"{source}: empty file: no job lines")
     if job_lines == 0:
@@ -161,7 +162,8 @@ def _fields(ints: list[np.ndarray], floats: list[np.ndarray]) -> dict[str, np.nd
 
 
 def _drop_bad_lines(columns: dict[str, np.ndarray], numbers: np.ndarray, bad: list,
-                    meta: TraceMeta, lenient: bool) -> dict[str, np.ndarray]:
+                    bad_counts: dict[int, int], meta: TraceMeta,
+                    lenient: bool) -> dict[str, np.ndarray]:
     """Raise on the first bad job line, or (lenient) count them all in ``meta.bad_lines``
     with a few example messages in ``meta.warnings``; returns the good lines' fields.
 
@@ -180,10 +182,11 @@ def _drop_bad_lines(columns: dict[str, np.ndarray], numbers: np.ndarray, bad: li
             raise TraceError(_bad_line_message(source, *bad[0]))
         return columns
     counts = dict.fromkeys(BAD_LINE_KINDS.values(), 0) | dict.fromkeys(found, 0)
+    for code, n in bad_counts.items():
+        counts[BAD_LINE_KINDS[code]] = n
     examples: dict[str, list[str]] = {kind: [] for kind in counts}
-    for report in bad:
+    for report in bad:      # the scanner keeps the first few of each kind
         kind = BAD_LINE_KINDS[report[1]]
-        counts[kind] += 1
         if len(examples[kind]) < _EXAMPLES_PER_KIND:
             examples[kind].append(_bad_line_message(source, *report))
     drop = np.zeros(numbers.size, dtype=bool)

@@ -117,6 +117,25 @@ def test_a_newline_bomb_is_read_in_bounded_memory(tmp_path):
     assert "no job lines (header only)" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_lenient_reading_keeps_counts_not_every_bad_line(tmp_path):
+    """A lenient read of many bad lines counts them all but keeps only a few examples
+    (the scanner used to keep a report per bad line: memory proportional to the bytes)."""
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 4\n" + "x\n" * 20000 + "1 2\n" * 500
+                    + JOB.format(n=1, submit=0, procs=1, req=100) + "\n")
+    from malleo._core import _swfscan
+    from malleo.emulator.swf import _IS_INT, _scan_file
+
+    scanner = _swfscan.Scanner(_IS_INT, True)
+    _scan_file(str(path), scanner)
+    assert scanner.bad_counts == {_swfscan.BAD_NUMBER: 20000, _swfscan.BAD_FIELD_COUNT: 500}
+    assert len(scanner.bad) == 6
+    jobs, meta = read_swf(path, lenient=True)
+    assert len(jobs) == 1 and meta.bad_lines == {"field_count": 500, "not_a_number": 20000}
+    assert meta.lines["job"] == 20501
+    assert sum("not a number" in w for w in meta.warnings) == 3
+
+
 def test_a_character_device_is_refused_without_reading():
     """/dev/zero was read forever."""
     proc = subprocess.run([sys.executable, "-m", "malleo", "trace", "info", "/dev/zero"],
