@@ -42,6 +42,8 @@ def init(output: str | None, force: bool) -> None:
     from malleo.policy import Policy
     from malleo.policy_file import dump_policy
 
+    from malleo.emulator.outputs import check_outputs
+
     text = dump_policy(Policy(), comments=True)
     if output is None:
         click.echo(text, nl=False)
@@ -50,7 +52,10 @@ def init(output: str | None, force: bool) -> None:
     if (path.exists() or path.is_symlink()) and not force:
         raise click.BadParameter(f"{output} exists (use --force to overwrite)",
                                  param_hint="'-o' / '--output'")
+    # Missing folders are created first (mode 0755), then the output checks every command
+    # makes run on the complete path.
     created = _make_parents(path.parent)
+    check_outputs(files={"--output": output})
     _write_no_follow(path, text)
     for folder in created:
         click.echo(f"created {folder}/ (mode 0755)", err=True)

@@ -86,6 +86,10 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
     from malleo.plugin.agent.metrics_http import Metrics, serve
     from malleo.plugin.backends import select_backend
 
+    if reconfig_socket is not None:
+        from malleo.emulator.outputs import check_socket_path
+
+        check_socket_path(reconfig_socket, "--reconfig-socket")
     configure(log_format, log_level)
     metrics = Metrics()
     the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
@@ -173,9 +177,12 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
     import numpy as np
 
     from malleo.emulator.driver import load_workload
+    from malleo.emulator.outputs import check_outputs
     from malleo.errors import MalleoError
     from malleo.plugin import slurm_replay as load
 
+    if not dry_run:
+        check_outputs(files={"--output": output})
     workload = load_workload(trace, procs=procs)
     table = workload.table
     table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
@@ -260,9 +267,11 @@ def reconfig(socket_path, config, log_format, log_level, slurm_conf) -> None:
     Callers are authenticated by SO_PEERCRED and must own the job (or be root); the answer
     is expand, shrink or none from the DMR rule on the live queue. Stops on SIGINT/SIGTERM.
     """
+    from malleo.emulator.outputs import check_socket_path
     from malleo.plugin.agent.logs import configure
     from malleo.plugin.reconfig.serve import serve_forever
 
+    check_socket_path(socket_path, "--socket")
     configure(log_format, log_level)
     policy = None
     if config:
