@@ -117,6 +117,10 @@ def main() -> int:
                 row = json.loads(out)
             except subprocess.TimeoutExpired:
                 row = {"trace": trace.name, "mode": mode, "prefix": n, "timeout": args.timeout}
+            except subprocess.CalledProcessError as exc:
+                last = (exc.stderr or "").strip().splitlines()[-1:] or ["?"]
+                row = {"trace": trace.name, "mode": mode, "prefix": n, "error": last[0]}
+                bad += 1
             if args.check and "sha256" in row:
                 want = expected.get((row["trace"], mode, n))
                 row["same"] = want == row["sha256"] if want else None
