@@ -11,7 +11,7 @@ from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
-                      profile_take_tail, align_up)
+                      profile_take_tail, profile_value, profile_locate, align_up)
 from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
 
 
@@ -183,6 +183,8 @@ cdef inline bint bf_fits(sched_t* s, simtime_t start, simtime_t duration,
     cdef intp_t chunk = 64
     cdef simtime_t last
     profile_extend_to(s, start)
+    if profile_value(&s.prof, profile_locate(&s.prof, start)) < procs:
+        return False                    # every release up to start is built: exact
     while True:
         if profile_fits(&s.prof, start, duration, procs):
             return True
@@ -266,7 +268,8 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             break
         j = s.wait[q]
         hold = hold_time(s.est[j])
-        if bf_fits(s, s.now, hold, s.procs[j]):
+        # free at now is exact in the lazy profile: most of a long queue stops here
+        if s.procs[j] <= profile_free_now(&s.prof) and bf_fits(s, s.now, hold, s.procs[j]):
             bf_reserve(s, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
             bf_started(s, j)
