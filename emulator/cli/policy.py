@@ -48,3 +48,12 @@ def init(output: str | None, force: bool) -> None:
                                  param_hint="'-o' / '--output'")
     path.write_text(text, encoding="utf-8")
     click.echo(f"wrote {output}", err=True)
+
+
+def _register() -> None:
+    from malleo.emulator.cli.policy_slurm import from_slurm
+
+    policy.add_command(from_slurm)
+
+
+_register()
