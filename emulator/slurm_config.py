@@ -16,7 +16,7 @@ scheduling settings, :attr:`Imported.ignored` for the settings that are not abou
 
 * ``SchedulerType``: sched/backfill -> ``backfill = "slurm"``, sched/builtin -> ``"none"``;
 * ``SchedulerParameters``: bf_window (minutes) -> ``bf_window`` (seconds), bf_resolution
-  (seconds), bf_max_job_test;
+  (seconds), bf_max_job_test; ``bf_rounding = "down"`` (Slurm's own use of bf_resolution);
 * ``PriorityType``: priority/multifactor -> ``order = "multifactor"``, priority/basic -> FCFS;
 * ``PriorityWeightAge``, ``PriorityMaxAge``, ``PriorityWeightJobSize`` (rescaled, see
   :func:`size_weight`), ``PriorityFavorSmall``, ``PriorityWeightFairshare``,
@@ -156,6 +156,10 @@ def read_config(path: str | Path, text: str | None = None) -> SlurmConfig:
             raise PolicyError(f"{source}:{number}: not a 'Key=Value' line of slurm.conf: "
                               f"{raw.strip()[:60]!r}")
         head, value = pairs[0]
+        rest = _PAIR.sub("", line).strip()
+        if rest:
+            raise PolicyError(f"{source}:{number}: {head}: unexpected text {rest[:40]!r} "
+                              f"(values with spaces must be quoted)")
         if head.lower() == "nodename":
             _count_nodes(config, value, dict((k.lower(), v) for k, v in pairs[1:]), source,
                          number)
@@ -416,6 +420,7 @@ def import_policy(config: SlurmConfig, *, partitions: dict[str, dict[str, Settin
     sched_type = (sched.value if sched else "sched/backfill").strip()
     if sched_type == "sched/backfill":
         top["backfill"] = "slurm"
+        top["bf_rounding"] = "down"         # Slurm's own rounding (docs/scheduling-semantics.md)
     elif sched_type == "sched/builtin":
         top["backfill"] = "none"
     else:

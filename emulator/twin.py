@@ -28,7 +28,7 @@ SEED = 11
 
 
 def twin_workload(seed: int = SEED, jobs: int = 300, nodes: int = 16, *,
-                  span: int = 150) -> pd.DataFrame:
+                  span: int = 120) -> pd.DataFrame:
     """A backfill-heavy workload for a live comparison, drawn from the project's workload
     model (Lublin-Feitelson sizes, runtimes, arrival order and users; Tsafrir estimates) and
     compressed to run in a few minutes on ``nodes`` nodes.
@@ -138,7 +138,7 @@ def emulator_input(observed: pd.DataFrame, calc_period: int, calc_phase: int | N
 
 
 def compare(observed: pd.DataFrame, expected: pd.DataFrame, *, base: int,
-            cycle: int) -> tuple[dict, pd.DataFrame]:
+            cycle: int, scale: int = 1) -> tuple[dict, pd.DataFrame]:
     """Compare Slurm's schedule with the emulator's.
 
     Args:
@@ -147,6 +147,8 @@ def compare(observed: pd.DataFrame, expected: pd.DataFrame, *, base: int,
         expected: the emulator's schedule of :func:`emulator_input` (offsets from ``base``).
         base: epoch of the emulator's time 0.
         cycle: seconds of one scheduler cycle (bf_interval).
+        scale: time units a second (1000 when the times are milliseconds); figures and
+            texts are in seconds and cycles whatever it is.
 
     Returns:
         (figures, per-job table).  Figures: ``jobs``, ``same_order_share``,
@@ -158,16 +160,24 @@ def compare(observed: pd.DataFrame, expected: pd.DataFrame, *, base: int,
         columns={"start": "emu_start", "backfilled": "emu_backfilled"}), on="job_number")
     if len(table) == 0:
         raise MalleoError("nothing to compare: no job both started in Slurm and emulated")
-    table = table.assign(slurm_start=table["start"] - base, submit_offset=table["submit"] - base)
-    mask = same_order(table["emu_start"].to_numpy(), table["slurm_start"].to_numpy())
+    table = table.assign(slurm_start=(table["start"] - base) / scale,
+                         submit_offset=(table["submit"] - base) / scale)
+    never = table["emu_start"].to_numpy() < 0
+    table["emu_start"] = np.where(never, np.nan, table["emu_start"] / scale)
+    emu = np.where(never, np.inf, table["emu_start"].to_numpy())
+    slurm = table["slurm_start"].to_numpy()
+    mask = same_order(np.rint(np.where(never, 1e15, emu) * scale).astype(np.int64),
+                      np.rint(slurm * scale).astype(np.int64))
     table["in_order"] = mask
-    diff = np.abs(table["emu_start"].to_numpy() - table["slurm_start"].to_numpy()) / max(cycle, 1)
+    diff = np.abs(emu - slurm) / max(cycle, 1)
     table["start_diff_cycles"] = diff
+    diff = diff[~never] if (~never).any() else np.zeros(1)
     has_flag = table["slurm_backfilled"].notna().all()
     figures = {
         "jobs": int(len(table)),
         "same_order_share": float(mask.mean()),
         "out_of_order": int((~mask).sum()),
+        "not_started_by_emulator": int(never.sum()),
         "start_diff_mean_cycles": float(diff.mean()),
         "start_diff_p95_cycles": float(np.percentile(diff, 95)),
         "cycle_seconds": int(cycle),
@@ -202,11 +212,13 @@ def first_difference(table: pd.DataFrame) -> tuple[str, list[int]]:
         return "none: every job started in the same order", []
     job = out.iloc[0]
     rows = table[table["job_number"] != job["job_number"]]
-    swapped = rows[((rows["emu_start"] < job["emu_start"]) & (rows["slurm_start"] > job["slurm_start"]))
-                   | ((rows["emu_start"] > job["emu_start"])
-                      & (rows["slurm_start"] < job["slurm_start"]))]
+    emu_job = np.inf if np.isnan(job["emu_start"]) else job["emu_start"]
+    emu_rows = rows["emu_start"].fillna(np.inf)
+    swapped = rows[((emu_rows < emu_job) & (rows["slurm_start"] > job["slurm_start"]))
+                   | ((emu_rows > emu_job) & (rows["slurm_start"] < job["slurm_start"]))]
     if len(swapped):
-        other = swapped.iloc[np.argmin(np.abs(swapped["emu_start"] - job["emu_start"]))]
+        other = swapped.iloc[np.argmin(np.abs(swapped["slurm_start"].to_numpy()
+                                              - job["slurm_start"]))]
     else:
         other = None
 
@@ -214,11 +226,12 @@ def first_difference(table: pd.DataFrame) -> tuple[str, list[int]]:
         flag = row["slurm_backfilled"]
         slurm_how = ("" if flag is None or (isinstance(flag, float) and np.isnan(flag))
                      else (" by its backfill pass" if flag else " by its main scheduler"))
+        emu = ("never" if np.isnan(row["emu_start"]) else f"at +{row['emu_start']:.2f} s"
+               + (" (backfilled)" if row["emu_backfilled"] else ""))
         return (f"job {int(row['job_number'])} (Slurm id {int(row['job_id'])}, "
                 f"{int(row['nodes'])} nodes, limit {int(row['limit']) // 60} min, submitted "
-                f"+{int(row['submit_offset'])} s): Slurm started it at +{int(row['slurm_start'])} s"
-                f"{slurm_how}, the emulator at +{int(row['emu_start'])} s"
-                f"{' (backfilled)' if row['emu_backfilled'] else ''}")
+                f"+{row['submit_offset']:.2f} s): Slurm started it at "
+                f"+{row['slurm_start']:.2f} s{slurm_how}, the emulator {emu}")
 
     if other is None:
         return describe(job), [int(job["job_number"])]
@@ -230,11 +243,14 @@ def first_difference(table: pd.DataFrame) -> tuple[str, list[int]]:
 
 def _why(first, second) -> str:
     """A short hypothesis for a swapped pair from their times."""
-    gap = abs(int(first["slurm_start"]) - int(second["emu_start"]))
-    if abs(int(first["slurm_start"]) - int(first["emu_start"])) <= 1 and gap <= 1:
+    if np.isnan(first["emu_start"]) or np.isnan(second["emu_start"]):
+        return ("the model never started one of them on the state Slurm was in at its passes "
+                "(it ranked other jobs first or saw no room that did not delay a reservation)")
+    gap = abs(first["slurm_start"] - second["emu_start"])
+    if abs(first["slurm_start"] - first["emu_start"]) <= 1 and gap <= 1:
         return ("both decisions fall within one second: a start latency or a cycle boundary "
                 "decided which went first")
-    if int(first["submit_offset"]) > int(second["emu_start"]):
+    if first["submit_offset"] > second["emu_start"]:
         return ("Slurm started the later-submitted job first although the emulator had "
                 "started the other before that job arrived: Slurm's start came late")
     return ("the queues differed at that moment (an earlier job ended at another time, or "
@@ -272,6 +288,200 @@ def _tenths(policy):
                           multifactor=type(mf)(**{**mf.__dict__, "max_age": mf.max_age * 10,
                                                   "half_life": mf.half_life * 10,
                                                   "calc_period": mf.calc_period * 10}))
+
+
+
+
+def read_controller_log(path, job_ids) -> dict:
+    """Sub-second facts from slurmctld's log (``[YYYY-MM-DDTHH:MM:SS.mmm]`` stamps, the
+    local time of the machine): per job id the submit, start and end instants and which
+    scheduler started it, and the instants at which the backfill pass ran (a pass is a run
+    of ``_attempt_backfill`` lines less than 0.2 s apart; needs DebugFlags=Backfill, which
+    ``malleo slurm validate`` switches on for its run).
+
+    Returns:
+        ``{"submit": {id: s}, "start": {id: s}, "end": {id: s}, "by": {id: "backfill" |
+        "main"}, "init_prio": {id: p}, "bf_passes": [s, ...], "main_passes": [s, ...]}``
+        (main passes: the ``Running job scheduler`` lines of SlurmctldDebug=debug), epoch
+        seconds as floats; empty when the file cannot be read.
+    """
+    import re
+    import time as _time
+
+    wanted = {int(j) for j in job_ids}
+    out = {"submit": {}, "start": {}, "end": {}, "by": {}, "init_prio": {}, "bf_passes": [],
+           "main_passes": []}
+    stamp = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\] (.*)$")
+    job = re.compile(r"JobId=(\d+)")
+    cache: dict[str, float] = {}
+    last_bf = -1.0
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    with handle:
+        for line in handle:
+            m = stamp.match(line)
+            if not m:
+                continue
+            text = m.group(3)
+            if "_attempt_backfill" not in text and "JobId=" not in text \
+                    and "Running job scheduler" not in text:
+                continue
+            base = cache.get(m.group(1))
+            if base is None:
+                base = float(_time.mktime(_time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")))
+                cache[m.group(1)] = base
+            t = base + (float(m.group(2)) if m.group(2) else 0.0)
+            if "_attempt_backfill" in text:
+                if t - last_bf > 0.2:
+                    out["bf_passes"].append(t)
+                last_bf = t
+            if "Running job scheduler" in text:
+                out["main_passes"].append(t)
+            j = job.search(text)
+            if not j or int(j.group(1)) not in wanted:
+                continue
+            jid = int(j.group(1))
+            if "_slurm_rpc_submit_batch_job" in text:
+                out["submit"][jid] = t
+                p = re.search(r"InitPrio=(\d+)", text)
+                if p:
+                    out["init_prio"][jid] = int(p.group(1))
+            elif "Started JobId" in text and jid not in out["start"]:
+                out["start"][jid] = t
+                out["by"][jid] = "backfill"
+            elif "sched: Allocate JobId" in text and jid not in out["start"]:
+                out["start"][jid] = t
+                out["by"][jid] = "main"
+            elif "_job_complete" in text and text.rstrip().endswith("done"):
+                out["end"][jid] = t
+    return out
+
+
+def synced_passes(observed: pd.DataFrame, log: dict | None, cycle: int,
+                  sched_interval: int = 60) -> tuple[
+        pd.DataFrame, list[tuple[float, bool]]]:
+    """Per job the instants (epoch seconds, floats) of submit, start and end, and the
+    scheduling passes to replay: ``(instant, is_backfill)``.
+
+    From the controller log when it covers every job (sub-second, the passes Slurm ran:
+    each backfill pass and each main-scheduler pass; without those lines, passes every
+    ``cycle`` and ``sched_interval`` seconds at the phase of the starts each made);
+    otherwise from sacct's whole seconds, with a backfill pass every ``cycle`` seconds and a
+    main pass at every second something was submitted or ended.
+    """
+    ids = observed["job_id"].astype(int).tolist()
+    times = observed[["job_number", "job_id", "nodes", "limit", "user_id"]].copy()
+    complete = bool(log) and all(j in log["submit"] and j in log["start"] and j in log["end"]
+                                 for j in ids)
+    if complete:
+        times["t_submit"] = [log["submit"][j] for j in ids]
+        times["t_start"] = [log["start"][j] for j in ids]
+        times["t_end"] = [log["end"][j] for j in ids]
+        first, last = times["t_submit"].min(), times["t_end"].max()
+        passes = [(t, True) for t in log["bf_passes"] if first <= t <= last]
+        if not passes:
+            passes = _periodic(log, ids, "backfill", cycle, first, last, True)
+        mains = [(t, False) for t in log["main_passes"] if first <= t <= last]
+        if not mains:
+            mains = _periodic(log, ids, "main", sched_interval, first, last, False)
+        passes += mains
+    else:
+        times["t_submit"] = observed["submit"].to_numpy(dtype=float)
+        times["t_start"] = observed["start"].to_numpy(dtype=float)
+        times["t_end"] = observed["end"].to_numpy(dtype=float)
+        first, last = times["t_submit"].min(), times["t_end"].max()
+        passes = [(float(t), True) for t in np.arange(first, last + cycle, cycle)]
+        mains = np.unique(np.concatenate([times["t_submit"].to_numpy(),
+                                          times["t_end"].to_numpy()]))
+        passes += [(float(t), False) for t in mains]
+    passes.sort()
+    times.attrs["source"] = "controller log" if complete else "sacct (whole seconds)"
+    return times, passes
+
+
+def _periodic(log: dict, ids, by: str, period: int, first: float, last: float,
+              is_bf: bool) -> list[tuple[float, bool]]:
+    """Passes every ``period`` seconds at the phase of the starts the ``by`` scheduler made
+    (the median of their instants modulo the period)."""
+    made = [log["start"][j] for j in ids if log["by"].get(j) == by]
+    if not made:
+        return []
+    phase = float(np.median([t % period for t in made]))
+    k0 = int((first - phase) // period)
+    return [(phase + k * period, is_bf) for k in range(k0, int((last - phase) // period) + 2)]
+
+
+def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: float,
+                      calc_period: int, calc_phase: float | None) -> pd.DataFrame:
+    """The model's decisions on Slurm's real state at Slurm's own scheduling instants.
+
+    At each pass instant (from :func:`synced_passes`): running = jobs Slurm started before it
+    and that had not ended; pending = jobs submitted before it that Slurm had not started
+    before it.  A backfill pass is one pass of the core (``malleo._core.plan``) with the
+    policy; a main-scheduler pass the same with ``backfill = "none"`` (Slurm's main
+    scheduler starts jobs in priority order and stops at the first that does not fit).
+    Multifactor priorities persist between passes and are all recomputed at the first pass
+    after each instant ``calc_phase + k * calc_period`` (Slurm's decay thread); a new job's
+    priority is computed at its first pass.  Times inside are milliseconds from ``base``.
+
+    Returns:
+        ``times`` plus ``start`` (ms from base of the first pass that started the job, -1
+        if none) and ``backfilled``.
+    """
+    from malleo._core import plan
+
+    def ms(x):
+        return np.rint((np.asarray(x, dtype=float) - base) * 1000).astype(np.int64)
+
+    submit, s_start, s_end = ms(times["t_submit"]), ms(times["t_start"]), ms(times["t_end"])
+    limit = times["limit"].to_numpy(dtype=np.int64) * 1000
+    size = times["nodes"].to_numpy(dtype=np.int64)
+    user = times["user_id"].to_numpy(dtype=np.int64)
+    mf = policy.multifactor
+    big = 1 << 40
+    scaled_mf = type(mf)(**{**mf.__dict__, "max_age": mf.max_age * 1000,
+                            "half_life": mf.half_life * 1000, "calc_period": big})
+    bf_policy = policy.replace(bf_window=policy.bf_window * 1000,
+                               bf_resolution=policy.bf_resolution * 1000, multifactor=scaled_mf)
+    main_policy = bf_policy.replace(backfill="none")
+    first = np.full(len(times), -1, dtype=np.int64)
+    backfilled = np.zeros(len(times), dtype=bool)
+    prio = np.full(len(times), np.nan)
+    state = None
+    next_calc = None
+    if policy.order == "multifactor" and calc_phase is not None:
+        period = calc_period * 1000
+        phase = int(round((calc_phase - base) * 1000)) % period
+        next_calc = phase
+    for instant, is_bf in passes:
+        now = int(round((instant - base) * 1000))
+        if now < 0:
+            continue
+        if next_calc is not None and now >= next_calc:
+            prio[:] = np.nan                         # Slurm's decay thread ran meanwhile
+            next_calc += ((now - next_calc) // (calc_period * 1000) + 1) * calc_period * 1000
+        run = np.flatnonzero((s_start < now) & (s_end > now))
+        pend = np.flatnonzero((submit <= now) & (s_start >= now))
+        if len(pend) == 0:
+            continue
+        pend = pend[np.lexsort((times["job_id"].to_numpy()[pend], submit[pend]))]
+        running = {"procs": size[run], "start": s_start[run], "est": limit[run],
+                   "request": limit[run], "user": user[run]}
+        pending = {"submit": submit[pend], "procs": size[pend], "request": limit[pend],
+                   "user": user[pend], "priority": prio[pend]}
+        decisions = plan(now, int(nodes), running, pending,
+                         bf_policy if is_bf else main_policy, state)
+        state = decisions.state
+        if policy.order == "multifactor":
+            prio[pend] = decisions.priority
+        for k in decisions.start.tolist():
+            j = pend[k]
+            if first[j] < 0:
+                first[j] = now
+                backfilled[j] = bool(decisions.backfilled[k])
+    return times.assign(start=first, backfilled=backfilled, slurm_start_ms=s_start)
 
 
 def synced_replay(scaled: pd.DataFrame, slurm_start: np.ndarray, policy, nodes: int

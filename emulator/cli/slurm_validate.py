@@ -79,9 +79,16 @@ def validate(n_jobs, seed, span, policy_path, output_dir, force, reuse, timeout,
     else:
         config = live["config"]
         boot = config.get("BOOT_TIME")
+        log_file = config.get("SlurmctldLogFile")
+        flags = config.get("DebugFlags")
         facts = {"nodes": live["nodes"],
+                 "log_file": log_file.value if log_file and log_file.value != "(null)" else None,
+                 "debug_flags": flags.value if flags else "",
                  "boot_time": _epoch(boot.value) if boot else None,
                  "bf_interval": _bf_interval(config),
+                 "sched_interval": _bf_interval(config, "sched_interval", 60),
+                 "debug_level": (config.get("SlurmctldDebug").value
+                                 if config.get("SlurmctldDebug") else "info"),
                  "scheduler": (config.get("SchedulerType").value
                                if config.get("SchedulerType") else "sched/backfill"),
                  "priority": (config.get("PriorityType").value
@@ -110,7 +117,12 @@ def validate(n_jobs, seed, span, policy_path, output_dir, force, reuse, timeout,
         scaled = twin.twin_workload(twin.SEED if seed is None else seed, n_jobs, nodes,
                                     span=span)
         scaled.to_csv(out / "workload.csv", index=False)
-        submitted = _submit(scaled, out, partition, slurm_conf, timeout)
+        switched = _backfill_flag(facts, env, on=True)
+        try:
+            submitted = _submit(scaled, out, partition, slurm_conf, timeout)
+        finally:
+            if switched:
+                _backfill_flag(facts, env, on=False)
         _sacct(submitted["job_id"].tolist(), out / "sacct.txt", env)
     observed = _observed(out, scaled, submitted)
     figures, table = _measure(observed, policy, nodes, facts)
@@ -135,14 +147,33 @@ def _epoch(text: str) -> int | None:
         return None
 
 
-def _bf_interval(config) -> int:
+def _backfill_flag(facts: dict, env: dict, *, on: bool) -> bool:
+    """Switch DebugFlags=Backfill and SlurmctldDebug=debug on (or back) so the controller log
+    shows each backfill and main-scheduler pass; True if it changed something.  Needs an administrator; failing is not fatal (the
+    replay then falls back to the cycle's phase)."""
+    changed = False
+    if "backfill" not in (facts.get("debug_flags") or "").lower().split(","):
+        proc = subprocess.run(["scontrol", "setdebugflags", ("+" if on else "-") + "backfill"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        changed = proc.returncode == 0
+    level = (facts.get("debug_level") or "info").strip()
+    if level in ("quiet", "fatal", "error", "info", "verbose"):
+        # debug level logs each main-scheduler pass ("Running job scheduler")
+        proc = subprocess.run(["scontrol", "setdebug", "debug" if on else level],
+                              capture_output=True, text=True, timeout=60, env=env)
+        changed = changed or proc.returncode == 0
+    return changed
+
+
+def _bf_interval(config, key: str = "bf_interval", default: int = 30) -> int:
+    """A whole-seconds SchedulerParameters value (Slurm's default when unset)."""
     params = config.get("SchedulerParameters")
     if params is not None:
         for item in params.value.split(","):
             name, _, value = item.partition("=")
-            if name.strip() == "bf_interval" and value.strip().isdigit():
+            if name.strip() == key and value.strip().isdigit():
                 return max(int(value), 1)
-    return 30                       # Slurm's default
+    return default
 
 
 def _submit(scaled, out: Path, partition, slurm_conf, timeout):
@@ -157,8 +188,8 @@ def _submit(scaled, out: Path, partition, slurm_conf, timeout):
 
         raise MalleoError(f"the cluster is not idle: {len(busy)} jobs queued or running "
                           f"(first: {busy[0].job_id}); validate needs it to itself")
-    click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].max())} s onto "
-               f"{scaled['nodes'].max()}-node cluster", err=True)
+    click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].max())} s "
+               f"(largest {int(scaled['nodes'].max())} nodes)", err=True)
     workdir = out.resolve()
     observed = load.replay_on_slurm(backend, scaled, out / "replay-observed.csv",
                                     partition=partition, timeout=timeout, workdir=str(workdir))
@@ -245,7 +276,9 @@ def _flags(path: Path) -> dict[int, bool]:
 
 
 def _measure(observed, policy, nodes: int, facts: dict):
-    """Both replays (free-running and synchronised) against Slurm; the figures."""
+    """Both replays (synchronised and free-running) against Slurm; the figures."""
+    import numpy as np
+
     from malleo.emulator import twin
     from malleo.plugin.agent.load import expected_schedule
 
@@ -253,22 +286,32 @@ def _measure(observed, policy, nodes: int, facts: dict):
     calc = int(policy.multifactor.calc_period)
     if policy.order == "multifactor" and facts.get("boot_time"):
         phase = int(facts["boot_time"]) % calc
-    scaled, base = twin.emulator_input(observed, calc, phase)
-    by_number = observed.set_index("job_number")
-    slurm_start = by_number.loc[scaled["job_number"], "start"].to_numpy() - base
     cycle = int(facts.get("bf_interval") or 1)
-    synced = twin.synced_replay(scaled, slurm_start, policy, nodes)
-    figures, table = twin.compare(observed, synced, base=base, cycle=cycle)
+    log = (twin.read_controller_log(facts["log_file"], observed["job_id"].tolist())
+           if facts.get("log_file") else None)
+    times, passes = twin.synced_passes(observed, log, cycle,
+                                       int(facts.get("sched_interval") or 60))
+    res = int(policy.bf_resolution)
+    base = float(int(times["t_submit"].min()) // res * res)   # on Slurm's bf_resolution grid
+    synced = twin.synced_replay_log(times, passes, policy, nodes, base=base, calc_period=calc,
+                                    calc_phase=phase)
+    sync_obs = observed[["job_number", "job_id", "nodes", "limit", "slurm_backfilled"]].assign(
+        submit=np.rint((times["t_submit"].to_numpy() - base) * 1000).astype(np.int64),
+        start=synced["slurm_start_ms"].to_numpy())
+    figures, table = twin.compare(sync_obs, synced[["job_number", "start", "backfilled"]],
+                                  base=0, cycle=cycle, scale=1000)
+    scaled, free_base = twin.emulator_input(observed, calc, phase)
     free = expected_schedule(scaled, policy, nodes)
-    free_figures, free_table = twin.compare(observed, free, base=base, cycle=cycle)
-    figures["method"] = ("synchronised: one pass of the core on Slurm's real state at every "
-                         "second something happened")
+    free_figures, free_table = twin.compare(observed, free, base=free_base, cycle=cycle)
+    figures["method"] = ("synchronised: the core's pass on Slurm's real state at each of "
+                         "Slurm's scheduling instants, from the " + times.attrs["source"])
     for key in ("same_order_share", "out_of_order", "start_diff_mean_cycles",
                 "start_diff_p95_cycles", "backfilled_emulator", "backfilled_both",
                 "backfilled_both_share", "first_difference"):
         figures[f"free_run_{key}"] = free_figures[key]
     figures["policy"] = policy.describe()
     figures["calc_phase"] = phase
+    figures["time_source"] = times.attrs["source"]
     table = table.merge(free_table[["job_number", "emu_start", "emu_backfilled", "in_order"]]
                         .rename(columns={"emu_start": "free_start",
                                          "emu_backfilled": "free_backfilled",
