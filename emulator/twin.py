@@ -223,9 +223,11 @@ def first_difference(table: pd.DataFrame) -> tuple[str, list[int]]:
         other = None
 
     def describe(row) -> str:
-        flag = row["slurm_backfilled"]
+        flag = row["sched_backfill_flag"] if "sched_backfill_flag" in row.index else None
         slurm_how = ("" if flag is None or (isinstance(flag, float) and np.isnan(flag))
                      else (" by its backfill pass" if flag else " by its main scheduler"))
+        if row["slurm_backfilled"] is True or row["slurm_backfilled"] == 1:
+            slurm_how += " (past a waiting job)"
         emu = ("never" if np.isnan(row["emu_start"]) else f"at +{row['emu_start']:.2f} s"
                + (" (backfilled)" if row["emu_backfilled"] else ""))
         return (f"job {int(row['job_number'])} (Slurm id {int(row['job_id'])}, "
@@ -422,13 +424,16 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
     before it.  A backfill pass is one pass of the core (``malleo._core.plan``) with the
     policy; a main-scheduler pass the same with ``backfill = "none"`` (Slurm's main
     scheduler starts jobs in priority order and stops at the first that does not fit).
-    Multifactor priorities persist between passes and are all recomputed at the first pass
-    after each instant ``calc_phase + k * calc_period`` (Slurm's decay thread); a new job's
-    priority is computed at its first pass.  Times inside are milliseconds from ``base``.
+    Multifactor priorities are Slurm's: a new job's is computed at its submit instant (age
+    0), and every pending job's again at each instant ``calc_phase + k * calc_period``
+    (Slurm's decay thread), with its age then; passes use them as they stand.  Times inside
+    are milliseconds from ``base``.  Fair share counts no usage (factor 1).
 
     Returns:
         ``times`` plus ``start`` (ms from base of the first pass that started the job, -1
-        if none) and ``backfilled``.
+        if none), ``backfilled``, ``slurm_start_ms`` and ``slurm_jumped`` (Slurm started
+        it while a job ahead of it in the model's queue order kept waiting: backfilled in
+        the emulator's sense).
     """
     from malleo._core import plan
 
@@ -446,42 +451,61 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
     bf_policy = policy.replace(bf_window=policy.bf_window * 1000,
                                bf_resolution=policy.bf_resolution * 1000, multifactor=scaled_mf)
     main_policy = bf_policy.replace(backfill="none")
+    from malleo._core import PlanState
+    from malleo._core.priority import multifactor_priority
+
     first = np.full(len(times), -1, dtype=np.int64)
     backfilled = np.zeros(len(times), dtype=bool)
+    is_mf = policy.order == "multifactor"
     prio = np.full(len(times), np.nan)
-    state = None
+    if is_mf:
+        prio = np.array([multifactor_priority(scaled_mf, int(t), int(t), int(n), int(nodes), 1.0)
+                         for t, n in zip(submit, size)])
+    state = PlanState()
+    state.calc_time = 0                     # priorities come from here, never recomputed
+    period = calc_period * 1000
     next_calc = None
-    if policy.order == "multifactor" and calc_phase is not None:
-        period = calc_period * 1000
-        phase = int(round((calc_phase - base) * 1000)) % period
-        next_calc = phase
-    for instant, is_bf in passes:
-        now = int(round((instant - base) * 1000))
+    if is_mf and calc_phase is not None:
+        next_calc = int(round((calc_phase - base) * 1000)) % period
+    jumped = np.zeros(len(times), dtype=bool)
+    instants = [int(round((instant - base) * 1000)) for instant, _ in passes]
+    for i, (instant, is_bf) in enumerate(passes):
+        now = instants[i]
         if now < 0:
             continue
-        if next_calc is not None and now >= next_calc:
-            prio[:] = np.nan                         # Slurm's decay thread ran meanwhile
-            next_calc += ((now - next_calc) // (calc_period * 1000) + 1) * calc_period * 1000
+        while next_calc is not None and next_calc <= now:
+            waiting = np.flatnonzero((submit <= next_calc) & (s_start >= next_calc))
+            for j in waiting.tolist():       # Slurm's decay thread at next_calc
+                prio[j] = multifactor_priority(scaled_mf, int(next_calc), int(submit[j]),
+                                               int(size[j]), int(nodes), 1.0)
+            next_calc += period
         run = np.flatnonzero((s_start < now) & (s_end > now))
         pend = np.flatnonzero((submit <= now) & (s_start >= now))
         if len(pend) == 0:
             continue
         pend = pend[np.lexsort((times["job_id"].to_numpy()[pend], submit[pend]))]
+        until = instants[i + 1] if i + 1 < len(instants) else now + 1
+        for j in pend[(s_start[pend] >= now) & (s_start[pend] < until)].tolist():
+            # Slurm started j by this pass: was a job ahead of it (the model's queue
+            # order) left waiting?  The emulator's meaning of "backfilled".
+            later = pend[s_start[pend] > s_start[j]]
+            ahead = (prio[later] > prio[j]) | ((prio[later] == prio[j])
+                                                & (submit[later] < submit[j])) if is_mf \
+                else submit[later] < submit[j]
+            jumped[j] = bool(ahead.any())
         running = {"procs": size[run], "start": s_start[run], "est": limit[run],
                    "request": limit[run], "user": user[run]}
         pending = {"submit": submit[pend], "procs": size[pend], "request": limit[pend],
                    "user": user[pend], "priority": prio[pend]}
         decisions = plan(now, int(nodes), running, pending,
                          bf_policy if is_bf else main_policy, state)
-        state = decisions.state
-        if policy.order == "multifactor":
-            prio[pend] = decisions.priority
         for k in decisions.start.tolist():
             j = pend[k]
             if first[j] < 0:
                 first[j] = now
                 backfilled[j] = bool(decisions.backfilled[k])
-    return times.assign(start=first, backfilled=backfilled, slurm_start_ms=s_start)
+    return times.assign(start=first, backfilled=backfilled, slurm_start_ms=s_start,
+                        slurm_jumped=jumped)
 
 
 def synced_replay(scaled: pd.DataFrame, slurm_start: np.ndarray, policy, nodes: int

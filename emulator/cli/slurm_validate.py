@@ -295,9 +295,11 @@ def _measure(observed, policy, nodes: int, facts: dict):
     base = float(int(times["t_submit"].min()) // res * res)   # on Slurm's bf_resolution grid
     synced = twin.synced_replay_log(times, passes, policy, nodes, base=base, calc_period=calc,
                                     calc_phase=phase)
-    sync_obs = observed[["job_number", "job_id", "nodes", "limit", "slurm_backfilled"]].assign(
+    sync_obs = observed[["job_number", "job_id", "nodes", "limit"]].assign(
         submit=np.rint((times["t_submit"].to_numpy() - base) * 1000).astype(np.int64),
-        start=synced["slurm_start_ms"].to_numpy())
+        start=synced["slurm_start_ms"].to_numpy(),
+        slurm_backfilled=synced["slurm_jumped"].to_numpy(),
+        sched_backfill_flag=observed["slurm_backfilled"].to_numpy())
     figures, table = twin.compare(sync_obs, synced[["job_number", "start", "backfilled"]],
                                   base=0, cycle=cycle, scale=1000)
     scaled, free_base = twin.emulator_input(observed, calc, phase)
@@ -309,6 +311,9 @@ def _measure(observed, policy, nodes: int, facts: dict):
                 "start_diff_p95_cycles", "backfilled_emulator", "backfilled_both",
                 "backfilled_both_share", "first_difference"):
         figures[f"free_run_{key}"] = free_figures[key]
+    flag = observed["slurm_backfilled"]
+    figures["sched_backfill_flag"] = (int(flag.astype(bool).sum()) if flag.notna().all()
+                                      else None)
     figures["policy"] = policy.describe()
     figures["calc_phase"] = phase
     figures["time_source"] = times.attrs["source"]
@@ -328,7 +333,8 @@ def _summary(figures: dict) -> str:
         f"({figures['out_of_order']} jobs out of order)",
         f"backfilled in both: {figures['backfilled_both']} "
         f"(Slurm {figures['backfilled_slurm']}, emulator {figures['backfilled_emulator']}; "
-        f"{pct(figures['backfilled_both_share'])} of those either backfilled)",
+        f"{pct(figures['backfilled_both_share'])} of those either backfilled; Slurm's "
+        f"SchedBackfill flag: {figures.get('sched_backfill_flag')})",
         f"|start difference|: mean {figures['start_diff_mean_cycles']:.2f}, p95 "
         f"{figures['start_diff_p95_cycles']:.2f} cycles of {figures['cycle_seconds']} s",
         f"free-running replay: same order {pct(figures['free_run_same_order_share'])}, "
