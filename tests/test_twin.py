@@ -266,8 +266,13 @@ def multifactor_cluster():
             pytest.fail("MALLEO_REQUIRE_SLURM=1 but Slurm with slurmdbd cannot start here")
         pytest.skip("needs root, slurmctld and slurmdbd (install-deps.sh --accounting)")
     directory = tempfile.mkdtemp(prefix="malleo-twin-")
-    up = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
-                         "--dir", directory], capture_output=True, text=True, timeout=300)
+    for _attempt in range(3):        # a cluster starting beside may take the same free ports
+        up = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
+                             "--dir", directory], capture_output=True, text=True, timeout=300)
+        if up.returncode == 0 or "already in use" not in up.stderr:
+            break
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
+                       capture_output=True, text=True, timeout=180)
     try:
         assert up.returncode == 0, up.stderr
         conf = Path(directory) / "etc" / "slurm.conf"

@@ -304,7 +304,10 @@ def _measure(observed, policy, nodes: int, facts: dict):
                                   base=0, cycle=cycle, scale=1000)
     scaled, free_base = twin.emulator_input(observed, calc, phase)
     free = expected_schedule(scaled, policy, nodes)
-    free_figures, free_table = twin.compare(observed, free, base=free_base, cycle=cycle)
+    jumped = dict(zip(synced["job_number"], synced["slurm_jumped"]))
+    free_obs = observed.assign(slurm_backfilled=observed["job_number"].map(jumped),
+                               sched_backfill_flag=observed["slurm_backfilled"])
+    free_figures, free_table = twin.compare(free_obs, free, base=free_base, cycle=cycle)
     figures["method"] = ("synchronised: the core's pass on Slurm's real state at each of "
                          "Slurm's scheduling instants, from the " + times.attrs["source"])
     for key in ("same_order_share", "out_of_order", "start_diff_mean_cycles",
