@@ -350,10 +350,10 @@ def read_controller_log(path, job_ids) -> dict:
                 p = re.search(r"InitPrio=(\d+)", text)
                 if p:
                     out["init_prio"][jid] = int(p.group(1))
-            elif "Started JobId" in text and jid not in out["start"]:
-                out["start"][jid] = t
+            elif "Started JobId" in text:       # the last start counts (a requeued job
+                out["start"][jid] = t           # starts again)
                 out["by"][jid] = "backfill"
-            elif "sched: Allocate JobId" in text and jid not in out["start"]:
+            elif "sched: Allocate JobId" in text:
                 out["start"][jid] = t
                 out["by"][jid] = "main"
             elif "_job_complete" in text and text.rstrip().endswith("done"):
@@ -468,6 +468,7 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
     if is_mf and calc_phase is not None:
         next_calc = int(round((calc_phase - base) * 1000)) % period
     jumped = np.zeros(len(times), dtype=bool)
+    skipped = 0
     instants = [int(round((instant - base) * 1000)) for instant, _ in passes]
     for i, (instant, is_bf) in enumerate(passes):
         now = instants[i]
@@ -483,6 +484,9 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
         pend = np.flatnonzero((submit <= now) & (s_start >= now))
         if len(pend) == 0:
             continue
+        if size[run].sum() > nodes:
+            skipped += 1        # the log's instants overlap here (a start logged before
+            continue            # the end that freed its nodes): no state to replay
         pend = pend[np.lexsort((times["job_id"].to_numpy()[pend], submit[pend]))]
         until = instants[i + 1] if i + 1 < len(instants) else now + 1
         for j in pend[(s_start[pend] >= now) & (s_start[pend] < until)].tolist():
@@ -504,8 +508,11 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
             if first[j] < 0:
                 first[j] = now
                 backfilled[j] = bool(decisions.backfilled[k])
-    return times.assign(start=first, backfilled=backfilled, slurm_start_ms=s_start,
-                        slurm_jumped=jumped)
+    out = times.assign(start=first, backfilled=backfilled, slurm_start_ms=s_start,
+                       slurm_jumped=jumped)
+    out.attrs["passes_skipped"] = skipped
+    out.attrs["passes"] = len(passes)
+    return out
 
 
 def synced_replay(scaled: pd.DataFrame, slurm_start: np.ndarray, policy, nodes: int

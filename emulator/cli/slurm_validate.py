@@ -64,7 +64,7 @@ def validate(n_jobs, seed, span, policy_path, output_dir, force, reuse, timeout,
 
     out = Path(output_dir)
     if reuse:
-        for name in ("workload.csv", "sacct.txt", "submitted.csv"):
+        for name in ("workload.csv", "sacct.txt", "submitted.csv", "cluster.json"):
             if not (out / name).is_file():
                 raise MalleoError(f"--reuse: {out / name} not found (run without --reuse first)")
     elif out.exists() and any(out.iterdir()) and not force:
@@ -320,6 +320,8 @@ def _measure(observed, policy, nodes: int, facts: dict):
     figures["policy"] = policy.describe()
     figures["calc_phase"] = phase
     figures["time_source"] = times.attrs["source"]
+    figures["passes"] = synced.attrs.get("passes")
+    figures["passes_skipped"] = synced.attrs.get("passes_skipped")
     table = table.merge(free_table[["job_number", "emu_start", "emu_backfilled", "in_order"]]
                         .rename(columns={"emu_start": "free_start",
                                          "emu_backfilled": "free_backfilled",
