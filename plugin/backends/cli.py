@@ -1,7 +1,8 @@
 """The CLI/JSON backend: Slurm's own commands, which exist wherever Slurm does.
 
 Reads with ``squeue --json`` (jobs), ``sinfo -N --json`` (nodes), ``scontrol show partition -o``
-and ``scontrol show job -o`` (partitions, one job); acts with ``scontrol update|hold|release``,
+and ``scontrol show job -o`` (partitions, one job), and one job's structured record with
+``scontrol --json show job`` (23.02 on) or ``squeue --json``; acts with ``scontrol update|hold|release``,
 ``scancel`` and ``sbatch --parsable``. Each command runs with ``SLURM_CONF`` set to the
 backend's ``conf`` (when given) and a timeout; every failure becomes a typed SlurmError with
 Slurm's message. A message no pattern recognises is checked against ``scontrol ping``: a
@@ -14,7 +15,7 @@ import subprocess
 
 from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
 from malleo.plugin.backends.errors import (
-    SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
+    InvalidJobId, SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
 from malleo.plugin.backends.model import Job, Node, Partition
 
 
@@ -57,6 +58,7 @@ class CliBackend(SlurmBackend):
         self.conf = conf
         self.timeout = timeout
         self._env = dict(os.environ)
+        self._scontrol_json: bool | None = None     # scontrol --json exists (23.02 on)
         if conf is not None:
             self._env["SLURM_CONF"] = str(conf)
 
@@ -154,6 +156,37 @@ class CliBackend(SlurmBackend):
         if not recs:
             raise SlurmParseError(f"scontrol show job {job_id}: empty output")
         return parse_scontrol.job(recs[0])
+
+    def job_json(self, job_id: int) -> dict:
+        """One job's record from Slurm's structured (JSON) output, as a dict in that Slurm's
+        schema (:mod:`~malleo.plugin.backends.parse_json` reads both).
+
+        For trust decisions and the fields the model leaves out (``comment``): the owner
+        (``user_id``) is a field of its own here, while ``scontrol show job -o`` is free text in
+        which a comment or a path can imitate other keys. ``scontrol --json show job J`` from
+        Slurm 23.02 on; before (22.05 has no ``scontrol --json``, and its ``squeue --json``
+        ignores ``-j``) ``squeue --json`` filtered on the job id client-side.
+
+        Raises:
+            InvalidJobId: Slurm lists no job with that id.
+            SlurmParseError: the output is not a job list, or lists the id twice.
+            SlurmError: Slurm could not be asked.
+        """
+        job_id = int(job_id)
+        if self._scontrol_json is None:
+            self._scontrol_json = self.version() >= (23, 2, 0)
+        argv = (["scontrol", "--json", "show", "job", str(job_id)] if self._scontrol_json
+                else ["squeue", "--json", "--states=all"])
+        recs = self._json(argv).get("jobs")
+        if not isinstance(recs, list):
+            raise SlurmParseError(f"{' '.join(argv)}: no 'jobs' list in the document")
+        found = [r for r in recs if isinstance(r, dict) and type(r.get("job_id")) is int
+                 and r["job_id"] == job_id]
+        if not found:
+            raise InvalidJobId(f"job {job_id} is not in Slurm's job list", argv, 0)
+        if len(found) > 1:
+            raise SlurmParseError(f"{' '.join(argv)}: job {job_id} listed {len(found)} times")
+        return found[0]
 
     def node(self, name: str) -> Node:
         """One node by name, from ``scontrol show node -o``."""

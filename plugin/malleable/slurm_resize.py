@@ -48,7 +48,10 @@ def shrink(job_id: int, nodes: int, retry_for: float = 15.0) -> list[str]:
 
     Raises:
         ResizeError: Slurm refused (the message says why).
+        ValueError: ``nodes`` is below 1 (never sent to Slurm).
     """
+    if type(nodes) is not int or nodes < 1:
+        raise ValueError(f"shrink of job {job_id} to {nodes!r} nodes: need a whole count >= 1")
     deadline = time.monotonic() + retry_for
     while True:
         proc = _run(["scontrol", "update", f"JobId={int(job_id)}", f"NumNodes={int(nodes)}"], 30)
@@ -69,7 +72,10 @@ def expand(job_id: int, more: int, timeout: int = 20) -> list[str]:
     Raises:
         ResizeError: the expander did not start in time, or the merge was refused; any
             expander is cancelled and the job keeps its nodes.
+        ValueError: ``more`` is below 1 (never sent to Slurm).
     """
+    if type(more) is not int or more < 1:
+        raise ValueError(f"expand of job {job_id} by {more!r} nodes: need a whole count >= 1")
     rec = job_record(job_id)
     argv = ["salloc", "--no-shell", f"--nodes={int(more)}", f"--dependency=expand:{int(job_id)}",
             f"--immediate={int(timeout)}", f"--job-name=malleo-expand-{int(job_id)}"]
