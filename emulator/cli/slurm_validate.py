@@ -124,8 +124,10 @@ def validate(n_jobs, seed, span, policy_path, output_dir, force, reuse, timeout,
             if switched:
                 _backfill_flag(facts, env, on=False)
         _sacct(submitted["job_id"].tolist(), out / "sacct.txt", env)
+        _log_excerpt(facts.get("log_file"), submitted["job_id"].tolist(),
+                     out / "controller.log")
     observed = _observed(out, scaled, submitted)
-    figures, table = _measure(observed, policy, nodes, facts)
+    figures, table = _measure(observed, policy, nodes, {**facts, "output_dir": str(out)})
     table.to_csv(out / "jobs.csv", index=False)
     _plot(table, out / "comparison.png", figures)
     (out / "report.md").write_text(_report(figures, policy, facts), encoding="utf-8")
@@ -196,6 +198,34 @@ def _submit(scaled, out: Path, partition, slurm_conf, timeout):
     submitted = observed[["job_number", "job_id"]]
     submitted.to_csv(out / "submitted.csv", index=False)
     return submitted
+
+
+_LOG_KEYS = ("_slurm_rpc_submit_batch_job", "Started JobId", "sched: Allocate JobId",
+             "_job_complete")
+
+
+def _log_excerpt(log_file: str | None, job_ids: list[int], path: Path) -> None:
+    """Copy the controller log's lines the replay reads (passes, these jobs' submits,
+    starts and ends) into the output directory, so ``--reuse`` needs no live log."""
+    import re
+
+    if not log_file:
+        return
+    wanted = {str(j) for j in job_ids}
+    job = re.compile(r"JobId=(\d+)")
+    try:
+        with open(log_file, encoding="utf-8", errors="replace") as src, \
+                open(path, "w", encoding="utf-8") as dst:
+            for line in src:
+                if ("_attempt_backfill: beginning" in line or "jobs to backfill" in line
+                        or "Running job scheduler" in line):
+                    dst.write(line)
+                    continue
+                m = job.search(line)
+                if m and m.group(1) in wanted and any(key in line for key in _LOG_KEYS):
+                    dst.write(line)
+    except OSError:
+        path.unlink(missing_ok=True)
 
 
 def _sacct(job_ids: list[int], path: Path, env: dict) -> None:
@@ -287,8 +317,9 @@ def _measure(observed, policy, nodes: int, facts: dict):
     if policy.order == "multifactor" and facts.get("boot_time"):
         phase = int(facts["boot_time"]) % calc
     cycle = int(facts.get("bf_interval") or 1)
-    log = (twin.read_controller_log(facts["log_file"], observed["job_id"].tolist())
-           if facts.get("log_file") else None)
+    excerpt = Path(facts.get("output_dir", "")) / "controller.log"
+    source = str(excerpt) if excerpt.is_file() else facts.get("log_file")
+    log = twin.read_controller_log(source, observed["job_id"].tolist()) if source else None
     times, passes = twin.synced_passes(observed, log, cycle,
                                        int(facts.get("sched_interval") or 60))
     res = int(policy.bf_resolution)
