@@ -357,6 +357,7 @@ def _measure(observed, policy, nodes: int, facts: dict):
                         .rename(columns={"emu_start": "free_start",
                                          "emu_backfilled": "free_backfilled",
                                          "in_order": "free_in_order"}), on="job_number")
+    table["free_start"] = table["free_start"] + (free_base - base)   # on the synced clock
     return figures, table
 
 
