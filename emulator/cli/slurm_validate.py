@@ -388,9 +388,12 @@ def _report(figures: dict, policy, facts: dict) -> str:
         f"scheduler cycle (bf_interval) {figures['cycle_seconds']} s; priority "
         f"recalculation phase {figures['calc_phase']} s.", "",
         "## Figures", "", "```", _summary(figures), "```", "",
-        "*Synchronised*: at every second at which a job was submitted, started or ended in "
-        "Slurm, one pass of malleo's core on the state Slurm was really in (its running jobs, "
-        "its queue); a job's emulated start is the first pass that starts it.  *Free-running*: "
+        "*Synchronised*: at each instant Slurm's controller ran a scheduling pass (from its "
+        "log; without it, every whole second), one pass of malleo's core on the state Slurm "
+        "was really in (its running jobs, its queue): a backfill pass with the policy, a main "
+        "pass without backfilling; a job's emulated start is the first pass that starts it.  "
+        "*Backfilled* means, on both sides, started while a job ahead in the queue order kept "
+        "waiting (Slurm's own SchedBackfill flag is counted beside).  *Free-running*: "
         "the whole workload replayed by the emulator alone (runtimes as Slurm ran them); a "
         "start that differs by a second changes every later state, so it diverges more.",
         "", "![comparison](comparison.png)", "",
