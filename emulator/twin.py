@@ -41,7 +41,7 @@ def twin_workload(seed: int = SEED, jobs: int = 300, nodes: int = 16, *,
     a queue builds up and both priorities and backfilling decide the order.
 
     Returns:
-        DataFrame with the columns of ``malleo.plugin.agent.load.SCALED_COLUMNS``
+        DataFrame with the columns of ``malleo.plugin.slurm_replay.SCALED_COLUMNS``
         (job_number, user_id, submit, runtime, limit, nodes), integer seconds, in
         (submit, job_number) order.
     """
@@ -264,7 +264,7 @@ def robust_share(scaled: pd.DataFrame, policy, nodes: int, *, trials: int = 20,
     """The lowest same-order share between the emulator's schedule of ``scaled`` and its
     schedules when every job runs up to ``latency`` tenths of a second longer (a start
     latency that delays every later event), over ``trials`` draws (tenths of seconds)."""
-    from malleo.plugin.agent.load import expected_schedule
+    from malleo.plugin.slurm_replay import expected_schedule
 
     rng = np.random.default_rng(seed)
     base = expected_schedule(scaled.assign(submit=scaled["submit"] * 10,

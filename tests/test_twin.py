@@ -17,7 +17,7 @@ from malleo.emulator import slurm_config as sc
 from malleo.emulator import twin
 from malleo.emulator.cli import cli
 from malleo.errors import PolicyError
-from malleo.plugin.agent.load import expected_schedule
+from malleo.plugin.slurm_replay import expected_schedule
 from malleo.policy import Multifactor, Policy
 
 REPO = Path(__file__).resolve().parent.parent

@@ -38,6 +38,8 @@ def init(output: str | None, force: bool) -> None:
     from malleo.policy import Policy
     from malleo.policy_file import dump_policy
 
+    from malleo.emulator.outputs import check_outputs
+
     text = dump_policy(Policy(), comments=True)
     if output is None:
         click.echo(text, nl=False)
@@ -46,6 +48,7 @@ def init(output: str | None, force: bool) -> None:
     if path.exists() and not force:
         raise click.BadParameter(f"{output} exists (use --force to overwrite)",
                                  param_hint="'-o' / '--output'")
+    check_outputs(files={"--output": output})
     path.write_text(text, encoding="utf-8")
     click.echo(f"wrote {output}", err=True)
 

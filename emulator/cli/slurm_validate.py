@@ -180,7 +180,7 @@ def _bf_interval(config, key: str = "bf_interval", default: int = 30) -> int:
 
 def _submit(scaled, out: Path, partition, slurm_conf, timeout):
     """Submit with ``malleo slurm replay``'s submitter; the observed CSV and the id map."""
-    from malleo.plugin.agent import load
+    from malleo.plugin import slurm_replay as load
     from malleo.plugin.backends import select_backend
 
     backend = select_backend(slurm_conf)
@@ -310,7 +310,7 @@ def _measure(observed, policy, nodes: int, facts: dict):
     import numpy as np
 
     from malleo.emulator import twin
-    from malleo.plugin.agent.load import expected_schedule
+    from malleo.plugin.slurm_replay import expected_schedule
 
     phase = None
     calc = int(policy.multifactor.calc_period)

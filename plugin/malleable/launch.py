@@ -82,9 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         print("malleo launch: SLURM_JOB_ID is not set: run me inside a Slurm batch job",
               file=sys.stderr)
         return 2
-    record = slurm_resize.job_record(job_id)
     try:
-        declared = spec.parse(record.get("Comment"))
+        record = slurm_resize.job(job_id)
+    except slurm_resize.ResizeError as exc:
+        print(f"malleo launch: {exc}", file=sys.stderr)
+        return 1
+    try:
+        declared = spec.parse(record.comment or None)
     except spec.SpecError as exc:
         print(f"malleo launch: {exc}", file=sys.stderr)
         return 2
