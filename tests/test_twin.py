@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from malleo.emulator import slurm_config as sc
 from malleo.emulator import twin
 from malleo.emulator.cli import cli
-from malleo.errors import PolicyError
 from malleo.plugin.slurm_replay import expected_schedule
 from malleo.policy import Multifactor, Policy
 
