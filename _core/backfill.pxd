@@ -256,13 +256,20 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
 cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Slurm sched/backfill: in queue order, start what fits now for its whole estimate;
     give the first bf_max_job_test others their earliest start on the bf_resolution grid
-    within bf_window; the rest only start if they fit now."""
+    within bf_window; the rest only start if they fit now.  With ``is_bf_round_down``
+    (Slurm's own rounding): expected ends stay exact, a reservation starts at the exact
+    earliest fit ``when`` and holds its processors until the grid instant at or before
+    ``when`` plus max(hold, bf_resolution); from that grid instant on it already holds the
+    processors it takes that were free before ``when`` (those released at ``when`` are busy
+    until then anyway)."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
     cdef intp_t q, j
-    cdef simtime_t when, hold, lb
-    build_profile(s, res)
+    cdef simtime_t when, hold, lb, held_from, held_to
+    cdef procs_t early
+    cdef bint down = s.is_bf_round_down
+    build_profile(s, 1 if down else res)
     for q in range(head_pos, s.n_wait):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
@@ -275,11 +282,36 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             bf_started(s, j)
         elif reserved < s.bf_max_job_test:
             lb = profile_hint(&s.prof, s.procs[j], hold)
-            when = bf_earliest(s, lb if lb > grid_now else grid_now, hold, s.procs[j], res)
+            if down:
+                when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
+            else:
+                when = bf_earliest(s, lb if lb > grid_now else grid_now, hold, s.procs[j], res)
             if when >= 0:
                 profile_note(&s.prof, s.procs[j], hold, when)
             if when >= 0 and when - s.now <= s.bf_window:
-                bf_reserve(s, when, when + hold, s.procs[j])
+                if down:
+                    # Slurm holds the reserved nodes from the grid instant at or before
+                    # ``when``; in counts, only the part of the job that runs on processors
+                    # already free before ``when`` (not released at ``when``) is held early.
+                    held_from = when - when % res
+                    if held_from < s.now:
+                        held_from = s.now
+                    held_to = when - when % res + (hold if hold > res else res)
+                    if held_to <= when:
+                        held_to = when + 1
+                    early = s.procs[j]
+                    if when > s.now:
+                        profile_extend_to(s, when)      # free at when - 1 and when: exact
+                        early = s.procs[j] - (
+                            profile_value(&s.prof, profile_locate(&s.prof, when))
+                            - profile_value(&s.prof, profile_locate(&s.prof, when - 1)))
+                    if early > s.procs[j]:
+                        early = s.procs[j]
+                    if early > 0 and held_from < when:
+                        bf_reserve(s, held_from, when, early)
+                    bf_reserve(s, when, held_to, s.procs[j])
+                else:
+                    bf_reserve(s, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
                 reserved += 1
     return 0

@@ -8,8 +8,8 @@ seconds the simulation took and the jobs/s it gives.  Each (trace, mode) runs in
 process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
 trace, mode and prefix) and exits 1 on any difference.
 
-A mode is ``none``, ``easy``, ``conservative``, ``slurm`` or ``slurm:K`` (slurm with
-bf_max_job_test K).  Prefixes are ``TRACE=N`` pairs given to ``--jobs``.
+A mode is ``none``, ``easy``, ``conservative``, ``slurm``, ``slurm-down`` (bf_rounding
+down) or either slurm form with ``:K`` (bf_max_job_test K).  Prefixes are ``TRACE=N`` pairs given to ``--jobs``.
 
     python bench/schedule_digest.py [--modes conservative,slurm] [--jobs RICC-2010-2=40000]
         [--timeout S] [--check bench/schedule_digests.jsonl] [TRACE ...]
@@ -55,9 +55,10 @@ def policy_of(mode: str):
     from malleo.policy import Policy
 
     name, _, k = mode.partition(":")
-    if k:
-        return Policy(backfill=name, bf_max_job_test=int(k))
-    return Policy(backfill=name)
+    extra = {"bf_max_job_test": int(k)} if k else {}
+    if name.endswith("-down"):                  # slurm-down: Slurm's own rounding
+        name, extra["bf_rounding"] = name.removesuffix("-down"), "down"
+    return Policy(backfill=name, **extra)
 
 
 def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
