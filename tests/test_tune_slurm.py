@@ -49,11 +49,16 @@ def test_slurm_failed_trials_are_reported_and_rerun(slurm_cluster, tmp_path, mon
     space = loads_space('order = ["fcfs", "sjf"]\n')
     goal = parse_objective("bsld")
     results = tmp_path / "r.csv"
-    # The tasks find the trace corrupted (same size, so the same setup): their trials fail.
+    # The tasks find the trace corrupted after the driver read it: their trials fail. The
+    # driver keys its cache on the trace's content, so it is made to keep the good content's
+    # hash (as if the file changed between its read and the tasks' reads).
     good = trace.read_bytes()
-    from malleo.emulator.tune.evaluate import Context
+    from malleo.emulator.tune import evaluate as tune_evaluate
 
-    Context.get(setup)                      # the driver has read the good trace already
+    tune_evaluate.Context.get(setup)        # the driver has read the good trace already
+    good_hash, real_hash = tune_evaluate.content_hash(str(trace)), tune_evaluate.content_hash
+    monkeypatch.setattr(tune_evaluate, "content_hash",
+                        lambda path: good_hash if str(path) == str(trace) else real_hash(path))
     trace.write_bytes(bytes(b if b in b"\n;" else ord("x") for b in good))
     try:
         with pytest.raises(MalleoError, match="default policy's replay failed"):
