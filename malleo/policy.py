@@ -7,6 +7,7 @@ sizes are processors.  ``malleo.policy_file`` reads and writes the TOML policy f
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -269,6 +270,14 @@ class Policy:
         if not isinstance(self.malleability, Malleability):
             raise PolicyError(f"malleability: expected a Malleability, "
                               f"got {type(self.malleability).__name__}")
+
+    @functools.cached_property
+    def core(self):
+        """The policy compiled for the scheduling core (:class:`malleo.policy_codes.CorePolicy`:
+        integer codes and parsed numbers), computed once per policy."""
+        from malleo.policy_codes import compile_policy
+
+        return compile_policy(self)
 
     def replace(self, **changes: Any) -> "Policy":
         """A copy with ``changes`` applied (validated again)."""
