@@ -81,9 +81,9 @@ MALL_JOB_COLUMNS = {
 """Per-job (not per-slot) columns of the malleable kernel."""
 
 
-def _alloc_columns(spec, length):
+def _alloc_columns(spec, length, skip=()):
     return {name: np.full(max(length, 1), fill, dtype=dtype)
-            for name, (dtype, fill) in spec.items()}
+            for name, (dtype, fill) in spec.items() if name not in skip}
 
 
 @cython.final
@@ -104,16 +104,18 @@ cdef class JobTable:
     cdef mall_t m                     # the malleable kernel's state, wired to mall
     cdef mall_t* mp                   # &m once wired with malleable columns, else NULL
 
-    def __cinit__(self, intp_t n, intp_t n_slot, intp_t n_users, bint use_mall=False):
+    def __cinit__(self, intp_t n, intp_t n_slot, intp_t n_users, bint use_mall=False,
+                  tuple adopted=()):
         """Fresh columns for ``n`` jobs in ``n_slot`` slots and ``n_users`` users, every
-        row at its fill value; with ``use_mall`` also the malleable kernel's columns."""
+        row at its fill value; with ``use_mall`` also the malleable kernel's columns.
+        The per-slot columns named in ``adopted`` are left out: :meth:`adopt` gives them."""
         memset(&self.s, 0, sizeof(sched_t))
         memset(&self.m, 0, sizeof(mall_t))
         self.mp = NULL
         self.n = n
         self.n_slot = n_slot
         self.n_users = n_users if n_users > 1 else 1
-        self.cols = _alloc_columns(SLOT_COLUMNS, n_slot)
+        self.cols = _alloc_columns(SLOT_COLUMNS, n_slot, adopted)
         self.users = _alloc_columns(USER_COLUMNS, self.n_users)
         self.mall = None
         if use_mall:
@@ -133,6 +135,23 @@ cdef class JobTable:
                 col = self.mall[name] if self.mall is not None and name in self.mall \
                     else self.users[name]
             col[:len(value)] = value
+
+    def adopt(self, dict values):
+        """Use ``name -> array`` as those per-slot columns without a copy when the array
+        is C-contiguous, of the column's dtype and n_slot long (else copy it as
+        :meth:`set`).  Only for columns the pass never writes in this table (submit,
+        request, procs, user, qp of a rigid replay): the array may be the caller's and
+        read-only."""
+        for name, value in values.items():
+            dtype = SLOT_COLUMNS[name][0]
+            if (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == 1
+                    and value.shape[0] == self.n_slot and self.n_slot > 0
+                    and value.flags.c_contiguous):
+                self.cols[name] = value
+            else:
+                fill = SLOT_COLUMNS[name][1]
+                self.cols[name] = np.full(max(self.n_slot, 1), fill, dtype=dtype)
+                self.cols[name][:len(value)] = value
 
     def slot_view(self, name):
         """The first n rows (the jobs, not the expander slots) of a per-slot column."""
@@ -178,19 +197,20 @@ cdef class JobTable:
         return 0
 
 
+# const views: an adopted column may be read-only (the pass never writes those)
 cdef inline simtime_t* _i64(object a) except NULL:
-    cdef simtime_t[::1] v = a
-    return &v[0]
+    cdef const simtime_t[::1] v = a
+    return <simtime_t*> &v[0]
 
 
 cdef inline int32_t* _i32(object a) except NULL:
-    cdef int32_t[::1] v = a
-    return &v[0]
+    cdef const int32_t[::1] v = a
+    return <int32_t*> &v[0]
 
 
 cdef inline double* _f64(object a) except NULL:
-    cdef double[::1] v = a
-    return &v[0]
+    cdef const double[::1] v = a
+    return <double*> &v[0]
 
 
 cdef inline uint8_t* _u8(object a) except NULL:
@@ -204,8 +224,13 @@ def replay_table(dict c, intp_t n_slot, intp_t n_users, core, bint use_mall):
     term, and the planning estimates (the requests; the runtimes under estimate
     ``actual``)."""
     cdef intp_t n = c["submit"].shape[0]
-    table = JobTable(n, n_slot, n_users, use_mall)
-    table.set({"submit": c["submit"], "request": c["request"], "procs": c["procs"],
-               "user": c["user"], "qp": c["qp"],
-               "est": c["runtime"] if core.is_actual else c["request"]})
+    inputs = {"submit": c["submit"], "request": c["request"], "procs": c["procs"],
+              "user": c["user"], "qp": c["qp"]}
+    if use_mall:               # the reconfiguration phase writes procs and request
+        table = JobTable(n, n_slot, n_users, True)
+        table.set(inputs)
+    else:
+        table = JobTable(n, n_slot, n_users, False, tuple(inputs))
+        table.adopt(inputs)
+    table.set({"est": c["runtime"] if core.is_actual else c["request"]})
     return table
