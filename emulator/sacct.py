@@ -36,6 +36,9 @@ import pandas as pd
 
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
 from malleo.errors import TraceError
+from malleo.slurm_values import duration as _slurm_duration
+from malleo.slurm_values import NO_VAL as _NO_VAL  # counts at or above it: "not set"
+from malleo.slurm_values import is_infinite, number as _slurm_number
 
 __all__ = ["RECOMMENDED_FORMAT", "REQUIRED_FIELDS", "STATUS", "UNFINISHED", "SacctJob",
            "Conversion", "read_sacct", "parse_parsable2", "parse_json", "to_swf",
@@ -62,9 +65,7 @@ UNFINISHED = frozenset({"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_
                         "UPDATE_DB", "POWER_UP_NODE", "LAUNCH_FAILED"})
 """States of jobs not (yet) ended, or handed to another cluster: skipped."""
 
-_NO_VAL = 0xFFFFFFFE          # Slurm's NO_VAL - 1 and NO_VAL: "not set"
 _MISSING_TIMES = {"", "unknown", "none", "n/a"}
-_UNLIMITED = {"unlimited", "partition_limit", "invalid", "infinite"}
 
 
 @dataclass
@@ -202,14 +203,13 @@ def parse_parsable2(text: str, source: str = "<sacct>", tz: str = "UTC"
 
         def duration(name: str) -> int | None:
             value = row.get(name, "")
-            if value.lower() in _UNLIMITED:
-                return -1
             if value == "":
                 return None
             try:
-                return parse_duration(value)
+                seconds = parse_duration(value)
             except ValueError as exc:
                 raise TraceError(f"{source}:{number}: {name}: {exc}") from None
+            return -1 if seconds is None else seconds
 
         raw = row.get("JobIDRaw", "")
         jobs.append(SacctJob(
@@ -263,28 +263,16 @@ def _count(value: str, where: str) -> int | None:
     return None if number < 0 or number >= _NO_VAL else number
 
 
-def parse_duration(text: str) -> int:
-    """A Slurm duration -> seconds.
+def parse_duration(text: str) -> int | None:
+    """A Slurm duration -> seconds; None for unlimited (``UNLIMITED``, ``INVALID``...).
 
-    Slurm's forms: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S`` (a bare
-    number is minutes, as ``sacct -c`` prints time limits); seconds may carry a fraction
-    (``00:01.500``), which is dropped.
+    The one parser of :func:`malleo.slurm_values.duration` (a bare number is minutes, as
+    ``sacct -c`` prints time limits; a fraction of a second is dropped).
 
     Raises:
-        ValueError: not of those forms.
+        ValueError: not a Slurm duration.
     """
-    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?(?:\.\d+)?", text.strip())
-    if not match:
-        raise ValueError(f"not a Slurm duration: {text!r}")
-    days, a, b, c = match.groups()
-    if days is not None:
-        hours, minutes, seconds = int(a), int(b or 0), int(c or 0)
-        return ((int(days) * 24 + hours) * 60 + minutes) * 60 + seconds
-    if c is not None:
-        return (int(a) * 60 + int(b)) * 60 + int(c)
-    if b is not None:
-        return int(a) * 60 + int(b)
-    return int(a) * 60
+    return _slurm_duration(text)
 
 
 def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]:
@@ -336,22 +324,17 @@ def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]
 
 
 def _number(value: Any) -> int | None:
-    """A JSON count or time: a plain number, or Slurm 23+'s ``{set, infinite, number}``."""
-    if isinstance(value, dict):
-        if value.get("infinite"):
-            return -1
-        if not value.get("set", True):
-            return None
-        value = value.get("number")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A JSON count or time (:func:`malleo.slurm_values.number`): None when unset, infinite
+    or not a number."""
+    try:
+        return _slurm_number(value)
+    except ValueError:
         return None
-    value = int(value)
-    return None if value >= _NO_VAL else value
 
 
 def _limit(value: Any) -> int | None:
     """A JSON time limit in minutes -> seconds; unlimited (null or infinite) -> -1."""
-    if value is None:
+    if value is None or is_infinite(value):
         return -1
     minutes = _number(value)
     if minutes is None:

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from malleo.emulator.cli import cli
 from malleo.plugin.agent.apply import BAND_LOW
-from malleo.plugin.agent.load import OBSERVED_COLUMNS, SCALED_COLUMNS
+from malleo.plugin.slurm_replay import OBSERVED_COLUMNS, SCALED_COLUMNS
 
 SWF = """; MaxProcs: 64
 ; MaxNodes: 64

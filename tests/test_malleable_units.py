@@ -108,10 +108,14 @@ def test_resize_answer_checkpoints_and_restore_hands_it_back(monkeypatch, tmp_pa
     assert np.array_equal(back.arrays["u"], grid)
 
 
-def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path):
-    """A job whose agent is down or refuses keeps running at its size."""
+def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path, capfd):
+    """A job whose agent is down or refuses keeps running at its size, and the action says
+    there was no answer (never a silent "no change")."""
     from malleo.plugin.malleable import client
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     monkeypatch.setenv("MALLEO_NODES", "2")
     monkeypatch.setenv(protocol.SOCKET_ENV, str(tmp_path / "absent.sock"))
-    assert client._ask_agent() == client.Action("none", 2)
+    action = client._ask_agent()
+    assert (action.kind, action.nodes) == ("none", 2) and not action.is_answer
+    assert "No such file or directory" in action.error
+    assert "going on at 2 nodes" in capfd.readouterr().err

@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "policy": "malleo.emulator.cli.policy:policy",
     "tune": "malleo.emulator.cli.tune:tune",
     "report": "malleo.emulator.cli.report:report",
-    "slurm": "malleo.emulator.cli.slurm:slurm",
+    "slurm": "malleo.plugin.cli.slurm:slurm",
 }
 """Command name -> ``module:attribute``; names whose module is absent are not listed."""
 

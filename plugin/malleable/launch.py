@@ -34,6 +34,25 @@ def _say(message: str) -> None:
     print(f"malleo: {message}", flush=True)
 
 
+def resize_target(request: object, current: int, declared: spec.Malleability | None) -> int | None:
+    """The node count to resize to from a step's request record (``resize.json``), or None
+    to stay at ``current``: the only numbers ever passed to ``scontrol update NumNodes=``.
+
+    The record must be ``{"action": "expand"|"shrink", "nodes": int}`` with the target on the
+    side of ``current`` its action says; the target is then clamped into the job's declared
+    [min, max] (and to at least 1). A job that declares no malleability is never resized.
+    """
+    if declared is None or not isinstance(request, dict):
+        return None
+    action, target = request.get("action"), request.get("nodes")
+    if action not in ("expand", "shrink") or type(target) is not int:
+        return None
+    target = min(max(target, declared.min_nodes, 1), declared.max_nodes)
+    if (action == "expand" and target <= current) or (action == "shrink" and target >= current):
+        return None
+    return target
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m malleo.plugin.malleable.launch",
                                      description=__doc__.split("\n\n")[0])
@@ -63,9 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         print("malleo launch: SLURM_JOB_ID is not set: run me inside a Slurm batch job",
               file=sys.stderr)
         return 2
-    record = slurm_resize.job_record(job_id)
     try:
-        declared = spec.parse(record.get("Comment"))
+        record = slurm_resize.job(job_id)
+    except slurm_resize.ResizeError as exc:
+        print(f"malleo launch: {exc}", file=sys.stderr)
+        return 1
+    try:
+        declared = spec.parse(record.comment or None)
     except spec.SpecError as exc:
         print(f"malleo launch: {exc}", file=sys.stderr)
         return 2
@@ -85,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                    SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NNODES=str(len(nodes)))
         if declared is not None:
             env["MALLEO_PERIOD"] = str(declared.period)
+            env["MALLEO_MIN_NODES"] = str(declared.min_nodes)
+            env["MALLEO_MAX_NODES"] = str(declared.max_nodes)
         argv = ["srun", "--mpi=pmix", "--kill-on-bad-exit=1", f"--nodes={len(nodes)}",
                 f"--ntasks={len(nodes) * args.ranks_per_node}", f"--nodelist={names}",
                 *args.command]
@@ -115,9 +140,18 @@ def main(argv: list[str] | None = None) -> int:
         if not request_path.exists():
             _say(f"step {step}: done")
             return 0
-        request = json.loads(request_path.read_text())
-        request_path.unlink()
-        target = int(request["nodes"])
+        try:
+            request = json.loads(request_path.read_text())
+        except (OSError, ValueError, RecursionError) as exc:
+            request = None
+            _say(f"step {step}: unreadable resize request ({exc}); staying on {len(nodes)}")
+        request_path.unlink(missing_ok=True)
+        target = resize_target(request, len(nodes), declared)
+        if target is None:
+            _say(f"step {step}: resize request {request!r} is not a resize within the job's "
+                 f"bounds; staying on {len(nodes)} nodes")
+            before = None
+            continue
         before = list(nodes)
         began = time.monotonic()
         try:

@@ -76,19 +76,29 @@ def scale_workload(table: pd.DataFrame, *, time_scale: float, nodes: int,
 
 def expected_schedule(scaled: pd.DataFrame, policy, nodes: int) -> pd.DataFrame:
     """The emulator's schedule of a scaled workload on ``nodes`` nodes under ``policy``:
-    ``scaled`` plus ``start``, ``end`` (offsets, seconds), ``reservation`` and ``backfilled``."""
-    from malleo._core import simulate
+    ``scaled`` plus ``start``, ``end`` (offsets, seconds), ``reservation`` and ``backfilled``.
 
-    def col(name, dtype):
-        return np.ascontiguousarray(scaled[name].to_numpy(), dtype=dtype).copy()
+    The workload goes through the emulator's own entrance (:func:`malleo.emulator.replay`,
+    the one ``malleo replay`` uses) as a job table of whole-node jobs on a machine of
+    ``nodes`` processors, so the live proof compares Slurm with exactly what a replay says.
+    """
+    from malleo.emulator import replay
 
     n = len(scaled)
-    core = simulate(col("submit", np.int64), col("runtime", np.int64), col("limit", np.int64),
-                    col("nodes", np.int32), col("user_id", np.int32),
-                    np.zeros(n, np.int32), np.zeros(n, np.int32), int(nodes), policy)
-    return scaled.assign(start=core["start"], end=core["end"],
-                         reservation=core["reservation"],
-                         backfilled=core["backfilled"].astype(bool))
+    table = pd.DataFrame({
+        # positions as job numbers: (submit, number) order is scaled's own order
+        "job_number": np.arange(1, n + 1, dtype=np.int64),
+        "submit_time": scaled["submit"].to_numpy(np.int64),
+        "runtime": scaled["runtime"].to_numpy(np.int64),
+        "estimate": scaled["limit"].to_numpy(np.int64),
+        "procs": scaled["nodes"].to_numpy(np.int32),
+        "user_id": scaled["user_id"].to_numpy(np.int32),
+        "queue": np.zeros(n, np.int32), "partition": np.zeros(n, np.int32)})
+    jobs = replay(table, policy, procs=int(nodes)).jobs.set_index("job_id")
+    jobs = jobs.loc[np.arange(1, n + 1)]
+    return scaled.assign(start=jobs["start"].to_numpy(), end=jobs["end"].to_numpy(),
+                         reservation=jobs["reservation"].to_numpy(),
+                         backfilled=jobs["backfilled"].to_numpy().astype(bool))
 
 
 def fcfs_backfilled(submit, start, job_order) -> np.ndarray:
