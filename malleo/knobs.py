@@ -288,8 +288,9 @@ def markdown_table(table: str) -> str:
         default = list(k.default) if isinstance(k.default, tuple) else k.default
         default = str(default).lower() if isinstance(default, bool) else default
         option = f"`{k.option}`" if k.option else ""
+        role = "*workload synthesis (emulator only)*: " if k.role == "workload" else ""
         rows.append(f"| `{k.name}` | {k.toml_type} | {k.range_text().replace('|', '&#124;')}"
-                    f"{unit} | `{default}` | {option} | {k.help} |")
+                    f"{unit} | `{default}` | {option} | {role}{k.help} |")
     return "\n".join(rows)
 
 
