@@ -294,6 +294,35 @@ def markdown_table(table: str) -> str:
     return "\n".join(rows)
 
 
+def option_table(table: str) -> str:
+    """The docs' table of the CLI options of one policy-file table's knobs: option,
+    valid values, default, meaning (docs/cli.md embeds it)."""
+    rows = ["| option | values | default | meaning |", "|---|---|---|---|"]
+    for k in table_knobs(table).values():
+        if not k.option:
+            continue
+        unit = f" {k.unit}" if k.unit and k.type in ("int", "float") else ""
+        default = list(k.default) if isinstance(k.default, tuple) else k.default
+        default = {True: "on", False: "off"}.get(default, default) \
+            if isinstance(default, bool) else default
+        name = " / ".join(f"`{o}`" for o in k.option.split("/"))
+        if k.metavar:
+            name = f"`{k.option} {k.metavar}`"
+        repeat = " (repeatable)" if k.type == "int list" else ""
+        rows.append(f"| {name} | {k.range_text().replace('|', '&#124;')}{unit}{repeat} | "
+                    f"`{default}` | {k.help} |")
+    return "\n".join(rows)
+
+
+def _table_of(marker: str) -> str:
+    """The generated table of a docs marker: ``top``, ``multifactor``, ``malleability``
+    (policy-file tables) or ``options:top``, ``options:malleability`` (CLI options)."""
+    if marker.startswith("options:"):
+        name = marker.split(":", 1)[1]
+        return option_table("" if name == "top" else name)
+    return markdown_table("" if marker == "top" else marker)
+
+
 def write_docs(path: str) -> None:
     """Rewrite the generated tables (``<!-- knobs:NAME -->`` ... ``<!-- /knobs -->``) of a
     docs page from the schema."""
@@ -302,9 +331,8 @@ def write_docs(path: str) -> None:
 
     page = Path(path)
     text = page.read_text()
-    text = re.sub(r"(<!-- knobs:(\w+) -->\n).*?(<!-- /knobs -->)",
-                  lambda m: m.group(1) + markdown_table(
-                      "" if m.group(2) == "top" else m.group(2)) + "\n" + m.group(3),
+    text = re.sub(r"(<!-- knobs:([\w:]+) -->\n).*?(<!-- /knobs -->)",
+                  lambda m: m.group(1) + _table_of(m.group(2)) + "\n" + m.group(3),
                   text, flags=re.S)
     page.write_text(text)
 
@@ -314,8 +342,9 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] == ["--write-docs"]:
-        write_docs(str(__import__("pathlib").Path(__file__).resolve().parents[1]
-                       / "docs" / "policy-file.md"))
+        docs = __import__("pathlib").Path(__file__).resolve().parents[1] / "docs"
+        for page in ("policy-file.md", "cli.md"):
+            write_docs(str(docs / page))
     else:
         for name in ("", "multifactor", "malleability"):
             print(f"<!-- knobs:{name or 'top'} -->\n{markdown_table(name)}\n<!-- /knobs -->\n")
