@@ -41,6 +41,7 @@ cdef struct sched_t:
     intp_t bf_max_job_test    # slurm: reservations per pass (K)
     simtime_t bf_window       # slurm: reservation horizon (seconds)
     simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
+    bint is_bf_round_down     # slurm: exact expected ends, reservations held from the grid below
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -402,6 +403,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.bf_max_job_test = core.bf_max_job_test
     s.bf_window = core.bf_window
     s.bf_resolution = core.bf_resolution
+    s.is_bf_round_down = core.is_bf_round_down
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
     s.mf.weight_fairshare = core.weight_fairshare

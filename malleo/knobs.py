@@ -162,6 +162,7 @@ ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 BACKFILLS = ("none", "easy", "conservative", "slurm")
 ESTIMATES = ("request", "actual", "predict")
 SIZE_FAVOR = ("small", "large")
+BF_ROUNDINGS = ("up", "down")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
 RECONFIG_POLICIES = ("none", "dmr", "head-unblock")
@@ -185,6 +186,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("", "bf_resolution", "int", 60,
          "slurm backfill: planned starts rounded up to this many seconds", _S, 1, MAX_TIME,
          option="--bf-resolution", metavar="SECONDS"),
+    Knob("", "bf_rounding", "choice", "up",
+         "slurm backfill: how bf_resolution rounds (down: Slurm's own, exact ends, "
+         "reservations held from the grid instant before)", choices=BF_ROUNDINGS,
+         option="--bf-rounding"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),

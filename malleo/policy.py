@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
@@ -39,6 +39,11 @@ from malleo.knobs import (BACKFILLS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,
 #   a fixed wall-clock limit from the start.
 # EXPAND_MODES: an expansion gets its processors at once (in-place), or as an expander
 #   request that queues with the job's priority and merges into the job when it starts.
+
+# BF_ROUNDINGS: how slurm backfill applies bf_resolution: up rounds running jobs' expected
+#   ends up to the grid and starts reservations on the grid at or after the earliest fit;
+#   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
+#   earliest fit and holds the processors from the grid instant at or before it.
 
 
 def _check_knobs(obj: Any, table: str) -> None:
@@ -204,6 +209,8 @@ class Policy:
         bf_window: ``slurm`` backfill: how far ahead reservations are made, seconds.
         bf_resolution: ``slurm`` backfill: planned start times are rounded up to
             multiples of this many seconds.
+        bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
+            :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: moldable/malleable jobs and their resizing (off by default).
     """
@@ -214,6 +221,7 @@ class Policy:
     bf_max_job_test: int = 500      # jobs (Slurm bf_max_job_test default)
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
+    bf_rounding: str = "up"         # one of BF_ROUNDINGS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 

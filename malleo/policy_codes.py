@@ -33,6 +33,7 @@ class CorePolicy:
         order, backfill, estimate: codes (``ORDER_*``, ``BACKFILL_*``, ``ESTIMATE_*``).
         bf_max_job_test: slurm backfill, reservations per pass (jobs).
         bf_window, bf_resolution: slurm backfill, seconds.
+        is_bf_round_down: slurm backfill rounds as Slurm's own (``bf_rounding = down``).
         weight_age, weight_size, weight_fairshare, weight_queue, weight_partition:
             multifactor weights.
         max_age, half_life, calc_period: multifactor periods, seconds.
@@ -54,6 +55,7 @@ class CorePolicy:
     bf_max_job_test: int
     bf_window: int
     bf_resolution: int
+    is_bf_round_down: bool
     weight_age: float
     weight_size: float
     weight_fairshare: float
@@ -101,6 +103,7 @@ def compile_policy(policy: Policy) -> CorePolicy:
         estimate=ESTIMATE_CODES[policy.estimate],
         bf_max_job_test=int(policy.bf_max_job_test), bf_window=int(policy.bf_window),
         bf_resolution=int(policy.bf_resolution),
+        is_bf_round_down=policy.bf_rounding == "down",
         weight_age=float(mf.weight_age), weight_size=float(mf.weight_size),
         weight_fairshare=float(mf.weight_fairshare), weight_queue=float(mf.weight_queue),
         weight_partition=float(mf.weight_partition), max_age=int(mf.max_age),

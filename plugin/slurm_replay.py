@@ -156,8 +156,12 @@ def submit_workload(backend: SlurmBackend, scaled: pd.DataFrame, *, partition: s
 
 
 def wait_for_jobs(backend: SlurmBackend, job_ids: list[int], *, timeout: float | None = None,
-                  poll: float = 1.0, clock=time.monotonic, sleep=time.sleep) -> dict:
+                  poll: float = 1.0, clock=time.monotonic, sleep=time.sleep,
+                  on_poll=None) -> dict:
     """Wait until every job has finished; return id -> :class:`Job` as last read.
+
+    ``on_poll``, if given, is called after each read of the queue as
+    ``on_poll(finished, running, total)`` (job counts; purged jobs count as finished).
 
     Raises:
         MalleoError: ``timeout`` seconds passed first (the message counts what is left).
@@ -169,6 +173,9 @@ def wait_for_jobs(backend: SlurmBackend, job_ids: list[int], *, timeout: float |
         left = [j for j in wanted if j not in jobs or not jobs[j].is_finished]
         # A job Slurm no longer lists (purged after MinJobAge) cannot be waited for.
         left = [j for j in left if j in jobs]
+        if on_poll is not None:
+            running = sum(1 for j in left if jobs[j].is_running)
+            on_poll(len(wanted) - len(left), running, len(wanted))
         if not left:
             return jobs
         if deadline is not None and clock() > deadline:
@@ -196,11 +203,15 @@ def observed_table(scaled: pd.DataFrame, job_ids: list[int], jobs: dict) -> pd.D
 
 def replay_on_slurm(backend: SlurmBackend, scaled: pd.DataFrame, output: str | Path | None = None,
                     *, partition: str | None = None, timeout: float | None = None,
-                    workdir: str | None = None, on_submit=None) -> pd.DataFrame:
-    """Submit ``scaled``, wait for every job, and return (and write as CSV) what Slurm did."""
+                    workdir: str | None = None, on_submit=None, on_poll=None) -> pd.DataFrame:
+    """Submit ``scaled``, wait for every job, and return (and write as CSV) what Slurm did.
+
+    ``on_submit`` and ``on_poll``: progress callbacks of :func:`submit_workload` and
+    :func:`wait_for_jobs`.
+    """
     ids = submit_workload(backend, scaled, partition=partition, workdir=workdir,
                           on_submit=on_submit)
-    jobs = wait_for_jobs(backend, ids, timeout=timeout)
+    jobs = wait_for_jobs(backend, ids, timeout=timeout, on_poll=on_poll)
     observed = observed_table(scaled, ids, jobs)
     if output is not None:
         observed.to_csv(output, index=False)

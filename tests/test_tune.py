@@ -75,7 +75,7 @@ def test_space_samples_stay_in_range_and_on_the_lattice():
     ('order = ["fcfs"]\nodrer = ["sjf"]\n', 2, "odrer: unknown key"),
     ('order = ["fcfs", "fifo"]\n', 1, "order: must be one of"),
     ('order = ["fcfs"]\nbf_window = { low = 7200, high = 3600 }\n', 2, "low (7200) must be <="),
-    ('order = ["fcfs"]\n\nbf_window = { low = 0, high = 10 }\n', 3, "bf_window: must be in 1..68719476736"),
+    ('order = ["fcfs"]\n\nbf_window = { low = 0, high = 10 }\n', 3, "bf_window: low = 0: must be in 1..68719476736"),
     ('order = { low = 1, high = 2 }\n', 1, "a string key takes an array of choices"),
     ('bf_window = { low = 1.5, high = 10 }\n', 1, "must be an integer"),
     ('bf_window = { low = 1, high = 10, stride = 2 }\n', 1, "unknown range key 'stride'"),

@@ -53,7 +53,7 @@ class MalleoGroup(click.Group):
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from malleo._core import BUILD_INFO
+    from malleo._core._buildinfo import BUILD_INFO
 
     click.echo(f"malleo {malleo.__version__}, {BUILD_INFO}")
     ctx.exit()

@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from malleo.errors import PolicyError
+from malleo.input_files import read_text
+from malleo.toml_input import parse_toml
 from malleo.policy import Multifactor, Policy
 from malleo.policy_file import MULTIFACTOR_KEYS, TOP_KEYS
 
@@ -161,24 +162,13 @@ def load_space(path: str | Path) -> Space:
         PolicyError: ``FILE:LINE: key: what is wrong``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read space file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "space file", PolicyError, max_bytes=1 << 20)
     return loads_space(text, source=str(path))
 
 
 def loads_space(text: str, source: str = "<space>") -> Space:
     """Parse space-file TOML ``text``; ``source`` names it in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"at line (\d+)", str(exc))
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
-        raise PolicyError(f"{source}:{match.group(1) if match else 1}: invalid TOML: "
-                          f"{reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(name: str, what: str) -> PolicyError:
@@ -221,6 +211,9 @@ def loads_space(text: str, source: str = "<space>") -> Space:
         raise PolicyError(f"{source}:1: nothing to tune: give at least one key an array of "
                           "choices or a {{ low, high }} range")
     space = Space(tuple(params), fixed, source)
+    from malleo.emulator.tune.space_limits import check_space_params
+
+    check_space_params(space)
     try:
         space.policy({p.name: p.grid()[0] for p in params})
     except PolicyError as exc:
@@ -237,8 +230,8 @@ def _range(name: str, table: dict[str, Any], kind: tuple[str, Any], fail) -> Par
         raise fail(name, f"unknown range key {unknown[0]!r} (allowed: {', '.join(_RANGE_KEYS)})")
     if "low" not in table or "high" not in table:
         raise fail(name, "a range needs both low and high")
-    low = _valid(f"{name}", table["low"], kind, fail)
-    high = _valid(f"{name}", table["high"], kind, fail)
+    low = _valid(name, table["low"], kind, fail, "low")
+    high = _valid(name, table["high"], kind, fail, "high")
     if low > high:
         raise fail(name, f"low ({low}) must be <= high ({high})")
     is_log = table.get("log", False)
@@ -264,7 +257,9 @@ def _range(name: str, table: dict[str, Any], kind: tuple[str, Any], fail) -> Par
                  step=step, num=num, log=is_log)
 
 
-def _valid(name: str, value: Any, kind: tuple[str, Any], fail) -> Any:
+def _valid(name: str, value: Any, kind: tuple[str, Any], fail, bound: str = "") -> Any:
+    """``value`` checked by the key's own rule (the knob schema, malleo.knobs); ``bound``
+    (``low`` / ``high``) names the range bound in the message."""
     type_name, check = kind
     ok = {"string": isinstance(value, str),
           "integer": isinstance(value, int) and not isinstance(value, bool),
@@ -274,7 +269,7 @@ def _valid(name: str, value: Any, kind: tuple[str, Any], fail) -> Any:
                          f"got {value!r}")
     problem = check(value)
     if problem:
-        raise fail(name, problem)
+        raise fail(name, f"{bound} = {value!r}: {problem}" if bound else problem)
     return float(value) if type_name == "number" else value
 
 

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import subprocess
+import tempfile
 
 from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
 from malleo.plugin.backends.errors import (
@@ -68,15 +69,25 @@ class CliBackend(SlurmBackend):
 
     # --- running commands -----------------------------------------------------------------
 
-    def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False) -> str:
+    def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False,
+             in_scratch: bool = False) -> str:
         """Run a Slurm command and return its stdout; raise a typed SlurmError on failure.
 
         ``check_stderr`` treats an ``error:`` line on stderr as failure even with exit 0
-        (scancel reports unknown jobs that way).
+        (scancel reports unknown jobs that way). ``in_scratch`` runs it in a private temporary
+        directory, removed afterwards: for commands that drop files into their working
+        directory (``scontrol update NumNodes=`` writes ``slurm_job_<id>_resize.sh/.csh``).
         """
+        if in_scratch:
+            with tempfile.TemporaryDirectory(prefix="malleo-scontrol-") as scratch:
+                return self._run_in(argv, stdin, check_stderr, scratch)
+        return self._run_in(argv, stdin, check_stderr, None)
+
+    def _run_in(self, argv: list[str], stdin: str | None, check_stderr: bool,
+                cwd: str | None) -> str:
         try:
             proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
-                                  env=self._env, timeout=self.timeout)
+                                  env=self._env, timeout=self.timeout, cwd=cwd)
         except FileNotFoundError:
             raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
                                    f"(slurm-client) and on PATH?") from None
@@ -212,7 +223,7 @@ class CliBackend(SlurmBackend):
     def _update(self, job_id: int, **fields: str) -> None:
         argv = ["scontrol", "update", f"JobId={int(job_id)}"]
         argv += [f"{k}={v}" for k, v in fields.items()]
-        self._run(argv)
+        self._run(argv, in_scratch="NumNodes" in fields)
 
     def set_priority(self, job_id: int, priority: int) -> None:
         if priority < 0:
@@ -269,7 +280,8 @@ class CliBackend(SlurmBackend):
         if proc is None or proc.returncode != 0 or match is None:
             self._run(["scancel", f"--name=malleo-expand-{int(job_id)}"])
             last = out.strip().splitlines()[-1] if out.strip() else "no output"
-            raise SlurmCommandError(f"expander for job {job_id} (+{more} nodes) did not start "
+            noun = "node" if more == 1 else "nodes"
+            raise SlurmCommandError(f"expander for job {job_id} (+{more} {noun}) did not start "
                                     f"within {timeout} s: {last}", argv,
                                     proc.returncode if proc else None)
         expander = int(match.group(1))

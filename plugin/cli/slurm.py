@@ -86,6 +86,10 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
     from malleo.plugin.agent.metrics_http import Metrics, serve
     from malleo.plugin.backends import select_backend
 
+    if reconfig_socket is not None:
+        from malleo.emulator.outputs import check_socket_path
+
+        check_socket_path(reconfig_socket, "--reconfig-socket")
     configure(log_format, log_level)
     metrics = Metrics()
     the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
@@ -156,20 +160,29 @@ slurm.add_command(diag)
               help="Also replay the scaled workload in the emulator under this policy and "
                    "report how Slurm's order and backfilled jobs differ from it.")
 @click.option("--dry-run", is_flag=True, help="Print the scaled workload as CSV; submit nothing.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress bar and no summary on stderr (the bar shows only on a terminal).")
 @_PARTITION
 @_CONF
-def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_run, partition,
-           slurm_conf) -> None:
+def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_run, quiet,
+           partition, slurm_conf) -> None:
     """Submit TRACE (SWF, optionally gzipped; default: the embedded workload model) to Slurm
     as `sleep` jobs, with submit times, runtimes and time limits divided by S and sizes
     mapped to whole nodes; wait for every job and write the observed submit, start and end
-    times as CSV."""
+    times as CSV.
+
+    On a terminal a progress bar shows the jobs submitted, then finished; at the end a
+    summary (states, waits, makespan, and with --config how Slurm's order differed from the
+    emulator's) goes to stderr, and with --config the difference as JSON to stdout."""
     import numpy as np
 
     from malleo.emulator.driver import load_workload
+    from malleo.emulator.outputs import check_outputs
     from malleo.errors import MalleoError
     from malleo.plugin import slurm_replay as load
 
+    if not dry_run:
+        check_outputs(files={"--output": output})
     workload = load_workload(trace, procs=procs)
     table = workload.table
     table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
@@ -188,19 +201,54 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
         return
     from malleo.plugin.backends import select_backend
 
+    from malleo.emulator.cli._progress import Bar
+
     backend = select_backend(slurm_conf)
-    click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].iloc[-1])} s "
-               f"onto {nodes} nodes", err=True)
-    observed = load.replay_on_slurm(backend, scaled, output, partition=partition,
-                                    timeout=timeout)
-    done = int((observed["state"] == "COMPLETED").sum())
-    click.echo(f"wrote {output}: {done} of {len(observed)} jobs completed", err=True)
+    if not quiet:
+        click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].iloc[-1])} s "
+                   f"onto {nodes} nodes", err=True)
+    total = len(scaled)
+    submitted = Bar(total, "jobs submitted", enabled=not quiet)
+    finished = Bar(total, "jobs finished", enabled=not quiet)
+    try:
+        observed = load.replay_on_slurm(
+            backend, scaled, output, partition=partition, timeout=timeout,
+            on_submit=lambda k, _job_id: submitted.update(k + 1, force=k + 1 == total),
+            on_poll=lambda done, running, _total: finished.update(
+                done, f"running {running}, waiting {total - done - running}"))
+    finally:
+        finished.close()
+    diff = None
     if config:
         from malleo.plugin.agent.loop import load_agent_policy
 
         expected = load.expected_schedule(scaled, load_agent_policy(config), nodes)
         diff = load.compare_with_emulator(observed, expected)
+    if not quiet:
+        click.echo(replay_summary(observed, output, diff), err=True)
+    if diff is not None:
         click.echo(json.dumps(diff))
+
+
+def replay_summary(observed, output: str, diff: dict | None) -> str:
+    """The end summary of ``malleo slurm replay``: what Slurm did with the jobs (seconds of
+    the scaled time), and with ``diff`` how its order differed from the emulator's."""
+    states = observed["state"].value_counts()
+    started = observed[observed["start"] >= 0]
+    lines = [f"wrote {output}: {int(states.get('COMPLETED', 0))} of {len(observed)} jobs "
+             "completed" + "".join(f", {n} {state.lower()}" for state, n in states.items()
+                                   if state != "COMPLETED")]
+    if len(started):
+        waits = started["wait"][started["wait"] >= 0]
+        span = int(observed["end"].max() - observed["submit"][observed["submit"] >= 0].min())
+        lines.append(f"  wait mean {waits.mean():.1f} s, max {int(waits.max())} s; "
+                     f"makespan {span} s (scaled time)")
+    if diff is not None:
+        lines.append(f"  against the emulator: {len(diff['inversions'])} start-order "
+                     f"inversion(s); backfilled {len(diff['backfilled_observed'])} by Slurm, "
+                     f"{len(diff['backfilled_expected'])} planned; "
+                     f"{len(diff['not_started'])} never started")
+    return "\n".join(lines)
 
 
 @slurm.command(short_help="Serve malleable jobs' expand/shrink questions on a Unix socket.")
@@ -219,12 +267,23 @@ def reconfig(socket_path, config, log_format, log_level, slurm_conf) -> None:
     Callers are authenticated by SO_PEERCRED and must own the job (or be root); the answer
     is expand, shrink or none from the DMR rule on the live queue. Stops on SIGINT/SIGTERM.
     """
+    from malleo.emulator.outputs import check_socket_path
     from malleo.plugin.agent.logs import configure
     from malleo.plugin.reconfig.serve import serve_forever
 
+    check_socket_path(socket_path, "--socket")
     configure(log_format, log_level)
     policy = None
     if config:
         from malleo.plugin.agent.loop import load_agent_policy
         policy = load_agent_policy(config)
     serve_forever(socket_path, slurm_conf=slurm_conf, policy=policy)
+
+
+def _register() -> None:
+    from malleo.emulator.cli.slurm_validate import validate
+
+    slurm.add_command(validate)
+
+
+_register()

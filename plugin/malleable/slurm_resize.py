@@ -11,7 +11,10 @@ the CLI backend by default, which every Slurm has and which sees the job's ``SLU
   withdrawn and J keeps its nodes.
 
 Every function returns the job's node list as Slurm reports it afterwards, so the caller
-relaunches on what Slurm really allocated, whatever happened.
+relaunches on what Slurm really allocated, whatever happened. ``scontrol update ...
+NumNodes=`` writes ``slurm_job_<id>_resize.sh`` and ``.csh`` into its working directory; the CLI
+backend runs it in a private temporary directory, so the job's submission directory stays clean
+(the launcher sets the variables those scripts reset itself).
 """
 from __future__ import annotations
 
@@ -23,6 +26,11 @@ from malleo.plugin.backends.errors import SlurmError
 
 class ResizeError(Exception):
     """A resize that did not happen; the job keeps its old nodes."""
+
+
+def nodes_text(count: int) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{count} node" if count == 1 else f"{count} nodes"
 
 
 def _backend(backend: SlurmBackend | None) -> SlurmBackend:
@@ -64,7 +72,7 @@ def shrink(job_id: int, nodes: int, retry_for: float = 15.0,
             return node_list(job_id, backend)
         except SlurmError as exc:
             if "DB index" not in str(exc) or time.monotonic() > deadline:
-                raise ResizeError(f"shrink of job {job_id} to {nodes} nodes refused: "
+                raise ResizeError(f"shrink of job {job_id} to {nodes_text(nodes)} refused: "
                                   f"{exc}") from None
         time.sleep(1.0)
 

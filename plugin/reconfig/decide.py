@@ -127,9 +127,14 @@ def decide(backend, job_id: int, bounds: Malleability, nodes: int,
     target = nodes + (new - size)
     if new < size:
         starts = [int(inputs.pending_ids[i]) for i in decisions.start.tolist()]
-        return Decision("shrink", target, f"core {reconf}: shrink {size} -> {new} nodes so "
+        return Decision("shrink", target, f"core {reconf}: shrink {size} -> {_nodes(new)} so "
                                           f"waiting job(s) {starts} start")
     if new > size:
-        return Decision("expand", target, f"core {reconf}: expand {size} -> {new} nodes "
+        return Decision("expand", target, f"core {reconf}: expand {size} -> {_nodes(new)} "
                                           f"into nodes no waiting job can use")
-    return Decision("none", nodes, f"core {reconf}: leave it at {size} nodes")
+    return Decision("none", nodes, f"core {reconf}: leave it at {_nodes(size)}")
+
+
+def _nodes(count: int) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{count} node" if count == 1 else f"{count} nodes"
