@@ -6,7 +6,7 @@ ctypedef int32_t procs_t     # a processor count
 ctypedef Py_ssize_t intp_t   # an index into job arrays
 ctypedef double work_t       # processor-seconds of work (malleable jobs)
 
-# Queue orders, in the order of malleo.policy.ORDERS.
+# Queue orders, in the order of malleo.knobs.ORDERS (tests/test_core_codes.py checks).
 cdef enum:
     ORDER_FCFS = 0
     ORDER_SJF = 1
@@ -17,14 +17,14 @@ cdef enum:
     ORDER_F1 = 6
     ORDER_MULTIFACTOR = 7
 
-# Backfill modes, in the order of malleo.policy.BACKFILLS.
+# Backfill modes, in the order of malleo.knobs.BACKFILLS (tests/test_core_codes.py checks).
 cdef enum:
     BACKFILL_NONE = 0
     BACKFILL_EASY = 1
     BACKFILL_CONSERVATIVE = 2
     BACKFILL_SLURM = 3
 
-# Planning estimate sources, in the order of malleo.policy.ESTIMATES.
+# Planning estimate sources, in the order of malleo.knobs.ESTIMATES (checked likewise).
 cdef enum:
     ESTIMATE_REQUEST = 0
     ESTIMATE_ACTUAL = 1

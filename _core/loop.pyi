@@ -1,5 +1,6 @@
 import numpy as np
 from malleo.policy import Policy
+from malleo.policy_codes import CorePolicy
 
 def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
              runtime: np.ndarray,  # int64[n] seconds
@@ -9,5 +10,5 @@ def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
              queue: np.ndarray,  # int32[n]
              partition: np.ndarray,  # int32[n]
              total_procs: int,
-             policy: Policy,
+             policy: Policy | CorePolicy,
              ) -> dict[str, np.ndarray]: ...  # start, end, reservation, backfilled, est

@@ -88,6 +88,7 @@ cdef struct mall_t:
     intp_t* parent            # per slot: the running job a pending expander grows, -1 none
     intp_t* expander          # per job: its pending expander's slot, -1 none
     intp_t n_new_exp          # expanders requested since the caller reset it
+    bint is_zero_start        # a job started by the last run_pass ends at once (passes.pxd)
     # expander log: (event, job, time, processors, estimate) per request / merge / cancel
     uint8_t* xlog_kind        # XLOG_*
     intp_t* xlog_job          # the parent job
@@ -98,31 +99,27 @@ cdef struct mall_t:
     intp_t cap_xlog
 
 
-cdef inline int mall_set_options(mall_t* m, object mal) except -1:
-    """Copy a ``Malleability``'s options into m (policy and speedup model codes, flags,
-    reconfiguration cost in seconds, minimum interval and check-in period in seconds)."""
-    from malleo.policy import parse_speedup
-
-    m.policy = {"none": MPOL_NONE, "dmr": MPOL_DMR,
-                "head-unblock": MPOL_HEAD_UNBLOCK}[mal.policy]
-    m.model = {"linear": SPEEDUP_LINEAR, "amdahl": SPEEDUP_AMDAHL,
-               "downey": SPEEDUP_DOWNEY}[parse_speedup(mal.speedup)[0]]
-    m.is_checkin = mal.points == "checkin"
-    m.is_scaled = mal.estimate_scaling == "speedup"
-    m.is_pow2 = bool(mal.power_of_two)
-    m.is_moldable_start = bool(mal.moldable_start)
-    m.cost_fixed = float(mal.reconfig_fixed)
-    m.cost_per_proc = float(mal.reconfig_per_proc)
-    m.min_interval = int(mal.min_interval)
-    m.checkin = int(mal.checkin_period)
-    m.is_slurm = mal.expand_mode == "slurm"
+cdef inline int mall_set_params(mall_t* m, object core) except -1:
+    """Copy a compiled policy's reconfiguration options (``malleo.policy_codes.CorePolicy``:
+    policy and speedup model codes, flags, cost in seconds, minimum interval and check-in
+    period in seconds) into m."""
+    m.policy = core.mall_policy
+    m.model = core.speedup_model
+    m.is_checkin = core.is_checkin
+    m.is_scaled = core.is_scaled
+    m.is_pow2 = core.is_pow2
+    m.is_moldable_start = core.is_moldable_start
+    m.cost_fixed = core.reconfig_fixed
+    m.cost_per_proc = core.reconfig_per_proc
+    m.min_interval = core.min_interval
+    m.checkin = core.checkin_period
+    m.is_slurm = core.is_slurm_expand
     return 0
 
 
 cdef inline int mall_bind(mall_t* m, dict a, intp_t exp_base) except -1:
-    """Point m at the arrays of ``a`` (``state_arrays.malleable_state_arrays`` plus the
-    inputs ``kind``, ``min_procs``, ``max_procs``, ``speedup_a``, ``speedup_b``,
-    ``runtime``, ``p0``); the caller keeps ``a`` alive while m is used.  Job j's new
+    """Point m at the arrays of ``a`` (the job table's malleable columns, jobs.pxi
+    MALL_COLUMNS and MALL_JOB_COLUMNS); the table keeps ``a`` alive while m is used.  Job j's new
     expander goes to slot ``exp_base + j``."""
     cdef uint8_t[::1] kind = a["kind"], rsz = a["is_resized"]
     cdef procs_t[::1] pmin = a["min_procs"], pmax = a["max_procs"]

@@ -1,5 +1,6 @@
 import numpy as np
 from malleo.policy import Policy
+from malleo.policy_codes import CorePolicy
 
 def simulate_malleable(submit: np.ndarray,  # int64[n] seconds, sorted
                        runtime: np.ndarray,  # int64[n] seconds at the trace size
@@ -9,7 +10,7 @@ def simulate_malleable(submit: np.ndarray,  # int64[n] seconds, sorted
                        queue: np.ndarray,  # int32[n]
                        partition: np.ndarray,  # int32[n]
                        total_procs: int,
-                       policy: Policy,
+                       policy: Policy | CorePolicy,
                        kind: np.ndarray,  # uint8[n]: 0 rigid, 1 moldable, 2 malleable
                        min_procs: np.ndarray,  # int32[n]
                        max_procs: np.ndarray,  # int32[n]

@@ -10,49 +10,36 @@ Times are integer seconds, sizes processors.
 import numpy as np
 
 from libc.string cimport memset
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport uint8_t
 
-from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL, ESTIMATE_PREDICT
+from _types cimport simtime_t, procs_t, intp_t
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop, next_event_time
-from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
-                    run_remove, record_runtime, queue_prepare, admit_arrivals)
-from backfill cimport schedule_pass
-from malleable cimport (mall_t, mall_set_options, mall_bind, mall_release, mall_on_start,
-                        mall_on_end, malleable_phase, cancel_expander, KIND_RIGID)
+from sched cimport sched_t, release_job, admit_arrivals
+from malleable cimport mall_on_end, cancel_expander
+from passes cimport run_pass
 
-from malleo._core.job_columns import column, check_jobs
-from malleo._core.state_arrays import replay_state_arrays, malleable_state_arrays
+from malleo._core.job_columns import replay_columns, flex_columns
+
+include "jobs.pxi"
 
 
 cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
-    """Job j ends at s.now: free its processors, record its runtime and usage."""
-    cdef simtime_t since
+    """Job j ends at s.now: account its work, cancel its pending expander, release it."""
     mall_on_end(s, m, j)
     if m.is_slurm:
         cancel_expander(s, m, j)
-    s.free += s.procs[j]
-    run_remove(s, j)
-    if s.estimate == ESTIMATE_PREDICT:
-        record_runtime(s, s.user[j], s.now - s.start[j])
-    if s.order == ORDER_MULTIFACTOR:
-        since = s.start[j]
-        if s.mf.calc_time > since:
-            since = s.mf.calc_time
-        s.accrued[s.user[j]] += <simtime_t> s.procs[j] * (s.now - since)
+    release_job(s, j, s.now - s.start[j])
     return 0
 
 
-cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
-                    uint8_t* is_seen) except -1 nogil:
+cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end) except -1 nogil:
     """The replay: at each event time, completions (by index; stale events skipped),
-    arrivals, one pass and the reconfiguration policy (in slurm mode, when it requested
-    expanders, one more pass so they can start now); repeated while that starts jobs
-    that end at once.  Slots n.. hold expanders (slot n + j: job j's)."""
+    arrivals, one pass with the reconfiguration phase (passes.run_pass); repeated while
+    that starts jobs that end at once.  Slots n.. hold expanders (slot n + j: job j's)."""
     cdef intp_t n = s.n_jobs
     cdef intp_t i = 0
-    cdef intp_t k, j
     cdef simtime_t t
-    cdef bint is_first, is_zero
+    cdef bint is_first
     cdef event_t ev
     while i < n or h.n > 0:
         while h.n > 0 and (end[h.a[0].id] >= 0 or m.true_end[h.a[0].id] != h.a[0].time):
@@ -71,32 +58,11 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end,
                 complete(s, m, ev.id)
             if is_first:
                 is_first = False
-                i = admit_arrivals(s, i, n, is_seen)
-            queue_prepare(s, False)
-            schedule_pass(s)
-            for k in range(s.n_started):
-                mall_on_start(s, m, s.started[k])
-            m.n_new_exp = 0
-            malleable_phase(s, m)
-            is_zero = False
-            for k in range(s.n_started):
-                j = s.started[k]
-                if j < n and m.true_end[j] == t:
-                    is_zero = True
-            if m.n_new_exp > 0:       # slurm mode: the new expanders get a pass now
-                queue_prepare(s, False)
-                schedule_pass(s)
-                for k in range(s.n_started):
-                    mall_on_start(s, m, s.started[k])
-                for k in range(s.n_started):
-                    j = s.started[k]
-                    if j < n and m.true_end[j] == t:
-                        is_zero = True
-            if not is_zero:
+                i = admit_arrivals(s, i, n)
+            run_pass(s, m, False, NULL)
+            if not m.is_zero_start:
                 break
     return 0
-
-
 
 
 def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition, total_procs,
@@ -131,119 +97,44 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
 
     Raises:
         ValueError: as ``simulate``, or a size range not containing p0 / outside
-            1..total_procs.
+            1..total_procs, a kind outside 0..2, a speedup parameter not finite.
     """
-    mal = policy.malleability
-    submit_a = column("submit", submit, np.int64, None)
-    n = submit_a.shape[0]
-    runtime_a = column("runtime", runtime, np.int64, n)
-    request_a = column("estimate", estimate, np.int64, n, writable=True)
-    procs_a = column("procs", procs, np.int32, n, writable=True)
-    p0_a = procs_a.copy()
-    user_a = column("user", user, np.int64, n)
-    queue_a = column("queue", queue, np.int64, n)
-    partition_a = column("partition", partition, np.int64, n)
-    kind_a = column("kind", kind, np.uint8, n, writable=True)
-    pmin_a = column("min_procs", min_procs, np.int32, n, writable=True)
-    pmax_a = column("max_procs", max_procs, np.int32, n, writable=True)
-    pa_a = column("speedup_a", speedup_a, np.float64, n, writable=True)
-    pb_a = column("speedup_b", speedup_b, np.float64, n, writable=True)
-    total = check_jobs(submit_a, runtime_a, request_a, procs_a, total_procs)
-    if n:
-        bad = (pmin_a < 1) | (pmin_a > procs_a) | (pmax_a < procs_a) | (pmax_a > total)
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise ValueError(f"min_procs/max_procs: need 1 <= min <= procs <= max <= {total}, "
-                             f"job {k} has {pmin_a[k]} <= {procs_a[k]} <= {pmax_a[k]}")
-        if (kind_a > 2).any():
-            raise ValueError("kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
-    is_slurm = mal.expand_mode == "slurm"
-    # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's), so every column the
-    # pass reads is doubled; outputs are cut back to the n jobs
-    n_slot = 2 * n if is_slurm else n
-
-    a = replay_state_arrays(request_a, user_a, queue_a, partition_a, policy.multifactor)
-    user_code, n_users, qp, start = a["user_code"], a["n_users"], a["qp"], a["start"]
-    exp_end, resv_first, resv_cur = a["exp_end"], a["resv_first"], a["resv_cur"]
-    backfilled, est, key, prio = a["backfilled"], a["est"], a["key"], a["prio"]
-    usage, accrued, hist1, hist2 = a["usage"], a["accrued"], a["hist1"], a["hist2"]
-    hist_n, is_seen = a["hist_n"], a["is_seen"]
+    core = policy.core
+    c, total, n_users = replay_columns(submit, runtime, estimate, procs, user, queue,
+                                       partition, total_procs, core)
+    n = c["submit"].shape[0]
+    flex = flex_columns(c["procs"], kind, min_procs, max_procs, speedup_a, speedup_b, total)
+    # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's); outputs are cut
+    # back to the n jobs
+    cdef intp_t n_slot = 2 * n if core.is_slurm_expand else n
+    cdef JobTable t = replay_table(c, n_slot, n_users, core, True)
+    t.set({**flex, "runtime": c["runtime"], "p0": c["procs"]})
     end = np.full(n, -1, dtype=np.int64)
-    ma = malleable_state_arrays(n, n_slot)
-
-    cdef sched_t s
+    cdef simtime_t[::1] v_end = end
     cdef heap_t h
-    cdef mall_t m
-    memset(&s, 0, sizeof(sched_t))
     memset(&h, 0, sizeof(heap_t))
-    memset(&m, 0, sizeof(mall_t))
-    sched_set_policy(&s, policy)
-    mall_set_options(&m, mal)
-    if s.estimate == ESTIMATE_ACTUAL:
-        est = runtime_a.copy()
-    if n == 0:
-        return {"start": start, "end": end, "reservation": resv_first,
-                "backfilled": backfilled, "est": est, "n_expand": ma["n_expand"],
-                "n_shrink": ma["n_shrink"], "reconfig_time": ma["reconf_time"],
-                "proc_seconds": ma["proc_sec"], "work": ma["work"], "work_done": ma["done"],
-                **_logs(&m), "user_usage": usage + accrued}
-
-    def slots(arr, fill):
-        if not is_slurm:
-            return arr
-        return np.concatenate([arr, np.full(n, fill, dtype=arr.dtype)])
-
-    submit_a = slots(submit_a, 0)
-    request_a = slots(request_a, 0)
-    procs_a = slots(procs_a, 1)
-    user_code = slots(user_code, 0)
-    qp = slots(qp, 0.0)
-    est = slots(est, 0)
-    key = slots(key, 0.0)
-    prio = slots(prio, np.nan)
-    start = slots(start, -1)
-    exp_end = slots(exp_end, 0)
-    resv_first = slots(resv_first, -1)
-    resv_cur = slots(resv_cur, -1)
-    backfilled = slots(backfilled, 0)
-    ma.update({"kind": slots(kind_a, KIND_RIGID), "min_procs": pmin_a, "max_procs": pmax_a,
-               "speedup_a": pa_a, "speedup_b": pb_a, "runtime": runtime_a, "p0": p0_a})
-    cdef const simtime_t[::1] v_submit = submit_a
-    cdef simtime_t[::1] v_request = request_a
-    cdef procs_t[::1] v_procs = procs_a
-    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
-    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
-    cdef simtime_t[::1] v_est = est, v_start = start, v_exp = exp_end, v_end = end
-    cdef simtime_t[::1] v_rf = resv_first, v_rc = resv_cur, v_acc = accrued
-    cdef simtime_t[::1] v_h1 = hist1, v_h2 = hist2
-    cdef uint8_t[::1] v_bf = backfilled, v_seen = is_seen
-    s.total = total
-    s.free = total
-    s.n_jobs = n
-    sched_bind(&s, <simtime_t*> &v_submit[0], &v_request[0], &v_procs[0], &v_user[0], &v_qp[0],
-               &v_est[0], &v_key[0], &v_prio[0], &v_start[0], &v_exp[0], &v_rf[0], &v_rc[0],
-               &v_bf[0], &v_usage[0], &v_acc[0], &v_h1[0], &v_h2[0], &v_hist_n[0])
-    s.n_users = n_users
-    s.n_seen = 0
-    m.heap = &h
-    mall_bind(&m, ma, n)
+    t.wire(core, total, total)
+    t.m.heap = &h
     try:
-        sched_alloc(&s, n_slot)
-        heap_init(&h, 1024)
-        with nogil:
-            run_events(&s, &m, &h, &v_end[0], &v_seen[0])
-        logs = _logs(&m)
+        if n:
+            heap_init(&h, 1024)
+            with nogil:
+                run_events(&t.s, t.mp, &h, &v_end[0])
+        logs = _logs(&t.m)
     finally:
-        sched_release(&s)
         heap_release(&h)
-        mall_release(&m)
-    work = ma["work"][:n]
+    ma = {name: t.slot_view(name) for name in
+          ("start", "resv_first", "backfilled", "est0", "n_expand", "n_shrink",
+           "reconf_time", "proc_sec", "work", "done", "is_resized")}
+    work = ma["work"]
     # jobs never resized report exactly their demanded work (no float accounting drift)
-    done = np.where(ma["is_resized"][:n].astype(bool), ma["done"][:n], work)
-    return {"start": start[:n], "end": end, "reservation": resv_first[:n],
-            "backfilled": backfilled[:n], "est": ma["est0"][:n],
-            "n_expand": ma["n_expand"][:n], "n_shrink": ma["n_shrink"][:n],
-            "reconfig_time": ma["reconf_time"][:n], "proc_seconds": ma["proc_sec"][:n],
+    done = np.where(ma["is_resized"].astype(bool), ma["done"], work)
+    usage = t.users["usage"][:n_users] if n else np.zeros(1)
+    accrued = t.users["accrued"][:n_users] if n else np.zeros(1, np.int64)
+    return {"start": ma["start"], "end": end, "reservation": ma["resv_first"],
+            "backfilled": ma["backfilled"], "est": ma["est0"] if n else t.slot_view("est"),
+            "n_expand": ma["n_expand"], "n_shrink": ma["n_shrink"],
+            "reconfig_time": ma["reconf_time"], "proc_seconds": ma["proc_sec"],
             "work": work, "work_done": done, **logs, "user_usage": usage + accrued}
 
 

@@ -1,6 +1,7 @@
 from typing import Any, Mapping
 import numpy as np
 from malleo.policy import Policy
+from malleo.policy_codes import CorePolicy
 
 class PlanState:
     history: dict[int, tuple[int, int, int]]
@@ -27,4 +28,4 @@ class Decisions:
     start_procs: np.ndarray  # int64 per started job: size to start it at
 
 def plan(now: int, cluster: Any, running: Mapping[str, Any], pending: Mapping[str, Any],
-         policy: Policy, state: PlanState | None = None) -> Decisions: ...
+         policy: Policy | CorePolicy, state: PlanState | None = None) -> Decisions: ...

@@ -1,26 +1,23 @@
 """The live form of the scheduling core: ``plan``, called by the Slurm agent.
 
-``plan`` builds the same C scheduler state the event loop keeps (sched.pxd) from the
-running and pending tables, orders the queue (sched.queue_prepare) and runs the same
-pass kernel (backfill.schedule_pass).  Calling it at every event time of a replay, with
+``plan`` is: columns (job_columns.plan_columns, checked) -> job table (jobs.pxi, the same
+the event loops fill) -> the pass function (passes.run_pass, the one both event loops
+call) -> :class:`Decisions`.  Calling it at every event time of a replay, with
 the completions recorded in a :class:`PlanState`, gives exactly the schedule of
 ``simulate`` (tests/test_core_plan.py).  Times are integer seconds, sizes processors.
 """
 import numpy as np
 
-from libc.string cimport memset
-from libc.stdint cimport int32_t, uint8_t
-
-from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_ACTUAL
-from sched cimport (sched_t, sched_set_policy, sched_alloc, sched_bind, sched_release,
-                   queue_prepare)
-from backfill cimport schedule_pass
-from malleable cimport (mall_t, mall_set_options, mall_bind, mall_release, mall_on_start,
-                        malleable_phase, speedup)
 from libc.stdint cimport INT64_MAX
 
+from _types cimport simtime_t, procs_t, intp_t
+from passes cimport run_pass
+from malleable cimport speedup
+
+from malleo._core.job_columns import plan_columns, user_codes
 from malleo._core.priority import queue_partition_term
-from malleo._core.state_arrays import malleable_state_arrays
+
+include "jobs.pxi"
 
 
 class PlanState:
@@ -144,68 +141,6 @@ class Decisions:
                 f"{'...' if len(self.order) > 10 else ''})")
 
 
-def _columns(table, name, required, optional):
-    """Pull columns out of a DataFrame or a dict of arrays as numpy arrays of one length."""
-    out = {}
-    n = None
-    for col, (dtype, default) in {**{c: (d, None) for c, d in required.items()}, **optional}.items():
-        present = table is not None and col in table
-        if not present:
-            if col in required:
-                raise ValueError(f"{name}: missing column {col!r}")
-            out[col] = default
-            continue
-        arr = np.asarray(table[col])
-        if arr.ndim != 1:
-            raise ValueError(f"{name}.{col}: must be 1-D, got shape {arr.shape}")
-        try:
-            arr = np.ascontiguousarray(arr, dtype=dtype)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}.{col}: not convertible to {np.dtype(dtype).name}: {exc}")
-        if n is None:
-            n = arr.shape[0]
-        elif arr.shape[0] != n:
-            raise ValueError(f"{name}.{col}: length {arr.shape[0]} differs from {n}")
-        out[col] = arr
-    n = 0 if n is None else n
-    for col, (dtype, default) in optional.items():
-        if not isinstance(out[col], np.ndarray):
-            out[col] = np.full(n, default, dtype=dtype)
-    return out, n
-
-
-_FLEX_COLUMNS = {"kind": (np.int64, 0), "min_procs": (np.int64, -1),
-                 "max_procs": (np.int64, -1), "speedup_a": (np.float64, 0.0),
-                 "speedup_b": (np.float64, 0.0)}
-"""Optional malleability columns of both tables (docs/malleability.md)."""
-
-
-def _size_range(cols, label, total):
-    """min/max columns with -1 meaning the job's procs; checked 1 <= min <= procs <= max."""
-    procs = cols["procs"].astype(np.int64)
-    lo = np.where(cols["min_procs"] < 0, procs, cols["min_procs"])
-    hi = np.where(cols["max_procs"] < 0, procs, cols["max_procs"])
-    bad = (lo < 1) | (lo > procs) | (hi < procs) | (hi > total)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise ValueError(f"{label}.min_procs/max_procs: need 1 <= min <= procs <= max <= "
-                         f"{total}, row {row} has {lo[row]} <= {procs[row]} <= {hi[row]}")
-    if ((cols["kind"] < 0) | (cols["kind"] > 2)).any():
-        raise ValueError(f"{label}.kind: must be 0 (rigid), 1 (moldable) or 2 (malleable)")
-    return lo.astype(np.int32), hi.astype(np.int32)
-
-
-def _total_procs(cluster):
-    total = getattr(cluster, "total_procs", cluster)
-    try:
-        total = int(total)
-    except (TypeError, ValueError):
-        raise ValueError(f"cluster: need an int or an object with total_procs, got {cluster!r}")
-    if total < 1:
-        raise ValueError(f"cluster: total_procs must be >= 1, got {total}")
-    return total
-
-
 def plan(now, cluster, running, pending, policy, state=None):
     """One scheduling pass at ``now`` over live state: what to start, what to reserve.
 
@@ -223,7 +158,7 @@ def plan(now, cluster, running, pending, policy, state=None):
             0), ``reservation`` (its planned start from the previous pass, -1; read by
             conservative backfill), ``priority`` (its multifactor priority from the
             previous pass, NaN if new), ``runtime`` (required by estimate "actual").
-        policy: a malleo.policy.Policy.
+        policy: a malleo.policy.Policy (or its compiled ``policy.core``).
         state: a :class:`PlanState` from the previous call, or None for a fresh one.
 
     Malleability (docs/malleability.md): both tables take optional ``kind`` (0 rigid,
@@ -241,8 +176,9 @@ def plan(now, cluster, running, pending, policy, state=None):
         and ``state`` is not modified.
 
     Raises:
-        ValueError: a missing or malformed column, a job size outside 1..total_procs,
-            negative times, a submit or start after ``now``, or more processors running
+        ValueError: a missing or malformed column, ``now`` or a time outside 0..MAX_TIME,
+            a machine size outside 1..MAX_PROCS (malleo.limits), a job size outside
+            1..total_procs, a submit or start after ``now``, or more processors running
             than the machine has.
 
     Examples:
@@ -252,243 +188,160 @@ def plan(now, cluster, running, pending, policy, state=None):
         >>> d.start.tolist(), d.reservation.tolist()
         ([0], [-1, 60])
     """
-    cdef simtime_t t = int(now)
-    cdef procs_t total = _total_procs(cluster)
-    if t < 0:
-        raise ValueError(f"now: must be >= 0, got {t}")
-    run_cols, n_run = _columns(
-        running, "running",
-        {"procs": np.int32, "start": np.int64, "est": np.int64, "request": np.int64},
-        {"user": (np.int64, 0), **_FLEX_COLUMNS, "p0": (np.int64, -1),
-         "work_done": (np.float64, np.nan), "resume": (np.int64, -1),
-         "last_reconf": (np.int64, -1), "at_point": (np.int64, 1)})
-    pend_cols, n_pend = _columns(
-        pending, "pending",
-        {"submit": np.int64, "procs": np.int32, "request": np.int64},
-        {"user": (np.int64, 0), "queue": (np.int64, 0), "partition": (np.int64, 0),
-         "reservation": (np.int64, -1), "priority": (np.float64, np.nan),
-         "runtime": (np.int64, -1), "parent": (np.int64, -1), **_FLEX_COLUMNS})
-    for label, cols, names in (("running", run_cols, ("start", "est", "request")),
-                               ("pending", pend_cols, ("submit", "request"))):
-        for col in names:
-            if (cols[col] < 0).any():
-                row = int(np.argmax(cols[col] < 0))
-                raise ValueError(f"{label}.{col}: must be >= 0, row {row} has {cols[col][row]}")
-        bad = (cols["procs"] < 1) | (cols["procs"] > total)
-        if bad.any():
-            row = int(np.argmax(bad))
-            raise ValueError(f"{label}.procs: must be in 1..{total}, row {row} has {cols['procs'][row]}")
-    if (run_cols["start"] > t).any():
-        raise ValueError(f"running.start: a job starts after now={t}")
-    if (pend_cols["submit"] > t).any():
-        raise ValueError(f"pending.submit: a job submits after now={t}")
-    busy = int(run_cols["procs"].sum(dtype=np.int64))
-    if busy > total:
-        raise ValueError(f"running: {busy} processors busy on a machine of {total}")
-    if policy.estimate == "actual" and (pend_cols["runtime"] < 0).any():
-        raise ValueError("pending.runtime: required (>= 0) by estimate 'actual'")
-    pend_parent = pend_cols["parent"]
-    has_exp = pend_parent >= 0
-    if ((pend_parent >= n_run).any() or pend_parent.min(initial=-1) < -1
-            or len(np.unique(pend_parent[has_exp])) != int(has_exp.sum())):
-        raise ValueError(f"pending.parent: must be -1 or a running row (0..{n_run - 1}), "
-                         "at most one expander per running job")
-
+    core = policy.core
+    t, total, busy, run_cols, n_run, pend_cols, n_pend = plan_columns(
+        now, cluster, running, pending, core)
     state = PlanState() if state is None else state.copy()
     n = n_run + n_pend
-    users_raw = np.concatenate([run_cols["user"], pend_cols["user"]])
-    state.seen.update(int(u) for u in np.unique(users_raw))
-    known = set(state.seen) | set(state.usage) | set(state.history) | set(state.accrued)
-    users = np.array(sorted(known), dtype=np.int64)
-    n_users = max(len(users), 1)
-    user_code = np.ascontiguousarray(np.searchsorted(users, users_raw), dtype=np.int32)
-    users_list = users.tolist()
-    usage = np.array([float(state.usage.get(u, 0.0)) for u in users_list] or [0.0])
-    accrued = np.array([int(state.accrued.get(u, 0)) for u in users_list] or [0], dtype=np.int64)
-    hist = [state.history.get(u, (0, 0, 0)) for u in users_list] or [(0, 0, 0)]
-    hist1 = np.array([h[0] for h in hist], dtype=np.int64)
-    hist2 = np.array([h[1] for h in hist], dtype=np.int64)
-    hist_n = np.array([min(h[2], 2) for h in hist], dtype=np.int32)
-
-    submit = np.concatenate([run_cols["start"], pend_cols["submit"]])
-    request = np.concatenate([run_cols["request"], pend_cols["request"]])
-    procs = np.concatenate([run_cols["procs"], pend_cols["procs"]]).astype(np.int32)
-    qp = np.concatenate([np.zeros(n_run), queue_partition_term(
-        pend_cols["queue"], pend_cols["partition"], policy.multifactor)])
-    est = np.concatenate([run_cols["est"], pend_cols["runtime"] if policy.estimate == "actual"
-                          else pend_cols["request"]])
-    prio = np.concatenate([np.full(n_run, np.nan), pend_cols["priority"]])
-    key = np.where(np.isnan(prio), 0.0, -prio)
-    start = np.concatenate([run_cols["start"], np.full(n_pend, -1, dtype=np.int64)])
-    exp_end = np.zeros(n, dtype=np.int64)
-    resv_first = np.full(n, -1, dtype=np.int64)
-    resv_cur = np.concatenate([np.full(n_run, -1, dtype=np.int64), pend_cols["reservation"]])
-    backfilled = np.zeros(n, dtype=np.uint8)
-    run_end = run_cols["start"] + run_cols["est"]
-    run_rows = np.lexsort((np.arange(n_run), run_end))
-    mal = policy.malleability
-    is_slurm = mal.expand_mode == "slurm"
-    # slurm mode: slots n..2n-1 hold the expanders requested in this call (slot n + k:
-    # job k's, k indexing running rows then pending rows: a job started in this call may
-    # get one); every per-job column is padded to cover them
-    n_slot = 2 * n if is_slurm else n
-
-    def slots(arr, fill):
-        if arr.shape[0] == n_slot:
-            return arr
-        return np.concatenate([arr, np.full(n_slot - n, fill, dtype=arr.dtype)])
-
-    submit = slots(submit, 0)
-    request = slots(request, 0)
-    procs = slots(procs, 1)
-    user_code = slots(user_code, 0)
-    qp = slots(qp, 0.0)
-    est = slots(est, 0)
-    prio = slots(prio, np.nan)
-    key = slots(key, 0.0)
-    start = slots(start, -1)
-    exp_end = slots(exp_end, 0)
-    resv_first = slots(resv_first, -1)
-    resv_cur = slots(resv_cur, -1)
-    backfilled = slots(backfilled, 0)
-
-    cdef sched_t s
-    memset(&s, 0, sizeof(sched_t))
-    sched_set_policy(&s, policy)
     if n == 0:
         return Decisions(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                          np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0),
                          np.zeros((0, 2), np.int64), state, np.zeros(0, np.int64))
-    cdef simtime_t[::1] v_submit = submit, v_request = request, v_est = est, v_start = start
-    cdef simtime_t[::1] v_exp = exp_end, v_rf = resv_first, v_rc = resv_cur
-    cdef simtime_t[::1] v_acc = accrued, v_h1 = hist1, v_h2 = hist2, v_run_end = run_end
-    cdef procs_t[::1] v_procs = procs
-    cdef int32_t[::1] v_user = user_code, v_hist_n = hist_n
-    cdef double[::1] v_qp = qp, v_key = key, v_prio = prio, v_usage = usage
-    cdef uint8_t[::1] v_bf = backfilled
-    cdef intp_t[::1] v_rows = np.ascontiguousarray(run_rows, dtype=np.intp)
+    table, users_list = _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state)
+    cdef JobTable jt = table
+    jt.wire(core, total, total - busy)
+    _plan_state(jt, t, run_cols, n_run, n_pend, state)
+    order_out = np.empty(max(n_pend, 1), dtype=np.intp)
+    cdef intp_t[::1] v_order = order_out
+    with nogil:
+        run_pass(&jt.s, jt.mp, True, &v_order[0])
+    return _decisions(jt, users_list, run_cols, n_run, n_pend, order_out[:n_pend] - n_run,
+                      state, core)
+
+
+def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
+    """The job table of one plan call: running rows, then pending rows, then (slurm expand
+    mode) one expander slot per row; per-user columns from ``state``."""
+    n = n_run + n_pend
+    state.seen.update(int(u) for u in np.unique(np.concatenate([run_cols["user"],
+                                                                pend_cols["user"]])))
+    known = set(state.seen) | set(state.usage) | set(state.history) | set(state.accrued)
+    users = np.array(sorted(known), dtype=np.int64)
+    users_list = users.tolist()
+    user_code = np.searchsorted(users, np.concatenate([run_cols["user"], pend_cols["user"]]))
+    has_exp = pend_cols["parent"] >= 0
+    kind = np.concatenate([run_cols["kind"], pend_cols["kind"]])
+    use_mall = ((core.mall_policy != 0 and bool((kind == 2).any()))
+                or (core.is_moldable_start and bool((kind == 1).any()))
+                or bool(has_exp.any()))
+    # slurm mode: slots n..2n-1 hold the expanders requested in this call (slot n + k:
+    # job k's, k indexing running rows then pending rows: a job started in this call may
+    # get one)
+    n_slot = 2 * n if core.is_slurm_expand else n
+    table = JobTable(n, n_slot, len(users_list), use_mall)
+    prio = np.concatenate([np.full(n_run, np.nan), pend_cols["priority"]])
+    est = np.concatenate([run_cols["est"], pend_cols["runtime"] if core.is_actual
+                          else pend_cols["request"]])
+    table.set({
+        "submit": np.concatenate([run_cols["start"], pend_cols["submit"]]),
+        "request": np.concatenate([run_cols["request"], pend_cols["request"]]),
+        "procs": np.concatenate([run_cols["procs"], pend_cols["procs"]]),
+        "user": user_code,
+        "qp": np.concatenate([np.zeros(n_run), queue_partition_term(
+            pend_cols["queue"], pend_cols["partition"], core)]),
+        "est": est, "prio": prio, "key": np.where(np.isnan(prio), 0.0, -prio),
+        "start": run_cols["start"],
+        "resv_cur": np.concatenate([np.full(n_run, -1, dtype=np.int64),
+                                    pend_cols["reservation"]]),
+        "usage": [float(state.usage.get(u, 0.0)) for u in users_list],
+        "accrued": [int(state.accrued.get(u, 0)) for u in users_list],
+        "hist1": [state.history.get(u, (0, 0, 0))[0] for u in users_list],
+        "hist2": [state.history.get(u, (0, 0, 0))[1] for u in users_list],
+        "hist_n": [min(state.history.get(u, (0, 0, 0))[2], 2) for u in users_list]})
+    if use_mall:
+        table.set({name: np.concatenate([run_cols[name], pend_cols[name]])
+                   for name in ("kind", "min_procs", "max_procs", "speedup_a", "speedup_b")})
+        table.set({"runtime": est,
+                   "p0": np.concatenate([run_cols["p0"], pend_cols["procs"]]),
+                   "last_reconf": run_cols["last_reconf"]})
+        parent, expander = table.mall["parent"], table.mall["expander"]
+        for k in np.flatnonzero(has_exp).tolist():
+            parent[n_run + k] = pend_cols["parent"][k]
+            expander[pend_cols["parent"][k]] = n_run + k
+    return table, users_list
+
+
+cdef int _plan_state(JobTable jt, simtime_t t, dict run_cols, intp_t n_run, intp_t n_pend,
+                     state) except -1:
+    """The state a plan call starts from: the running set in (expected end, row) order,
+    the queue of pending rows, the multifactor calculation of ``state`` and (malleable
+    kernel wired) each running row's work state."""
+    cdef sched_t* s = &jt.s
+    cdef mall_t* m = jt.mp
     cdef intp_t k, j
+    cdef double rate
+    cdef simtime_t begin
     s.now = t
-    s.total = total
-    s.free = total - busy
-    s.n_jobs = n
-    sched_bind(&s, &v_submit[0], &v_request[0], &v_procs[0], &v_user[0], &v_qp[0], &v_est[0],
-               &v_key[0], &v_prio[0], &v_start[0], &v_exp[0], &v_rf[0], &v_rc[0], &v_bf[0],
-               &v_usage[0], &v_acc[0], &v_h1[0], &v_h2[0], &v_hist_n[0])
-    s.n_users = n_users
     s.n_seen = len(state.seen)
     s.mf.calc_time = int(state.calc_time)
     s.mf.total_usage = float(state.total_usage)
     s.mf.users_at_calc = int(state.users_at_calc)
-    order_out = np.empty(n_pend, dtype=np.int64)
-    started_out = None
-    # malleability: the same reconfiguration kernel as the event loop (malleable.pxd)
-    kind = slots(np.concatenate([run_cols["kind"], pend_cols["kind"]]).astype(np.uint8), 0)
-    run_lo, run_hi = _size_range(run_cols, "running", total)
-    pend_lo, pend_hi = _size_range(pend_cols, "pending", total)
-    cdef bint use_mall = ((mal.policy != "none" and bool((kind == 2).any()))
-                          or (bool(mal.moldable_start) and bool((kind == 1).any()))
-                          or bool(has_exp.any()))
-    cdef mall_t m
-    memset(&m, 0, sizeof(mall_t))
-    ma = malleable_state_arrays(n, n_slot)
-    ma["kind"] = kind
-    ma["min_procs"] = slots(np.ascontiguousarray(np.concatenate([run_lo, pend_lo]),
-                                                 dtype=np.int32), 1)
-    ma["max_procs"] = slots(np.ascontiguousarray(np.concatenate([run_hi, pend_hi]),
-                                                 dtype=np.int32), 1)
-    ma["speedup_a"] = slots(np.ascontiguousarray(
-        np.concatenate([run_cols["speedup_a"], pend_cols["speedup_a"]]), dtype=np.float64), 0.0)
-    ma["speedup_b"] = slots(np.ascontiguousarray(
-        np.concatenate([run_cols["speedup_b"], pend_cols["speedup_b"]]), dtype=np.float64), 0.0)
-    ma["runtime"] = slots(est.copy(), 0)
-    ma["p0"] = slots(np.ascontiguousarray(np.concatenate(
-        [np.where(run_cols["p0"] < 0, run_cols["procs"], run_cols["p0"]), pend_cols["procs"]]),
-        dtype=np.int32), 1)
-    ma["last_reconf"][:n_run] = run_cols["last_reconf"]
-    m_parent, m_expander = ma["parent"], ma["expander"]
-    for k in np.flatnonzero(has_exp).tolist():
-        m_parent[n_run + k] = pend_parent[k]
-        m_expander[pend_parent[k]] = n_run + k
-    m_work, m_done, m_ew, m_rw = ma["work"], ma["done"], ma["est_work"], ma["req_work"]
-    m_upd, m_res, m_np, m_te, m_ss = (ma["upd"], ma["resume"], ma["next_point"],
-                                      ma["true_end"], ma["size_since"])
-    cdef double rate
-    cdef simtime_t begin
-    if use_mall:
-        mall_set_options(&m, mal)
-        mall_bind(&m, ma, n)
-        run_resume = np.maximum(run_cols["resume"], run_cols["start"])
-        run_done = run_cols["work_done"]
-        run_at = run_cols["at_point"]
-        for k in range(n_run):
-            rate = speedup(&m, k, procs[k])
-            begin = max(t, int(run_resume[k]))
-            m_res[k] = run_resume[k]
-            m_upd[k] = t
-            m_done[k] = (float(run_done[k]) if run_done[k] == run_done[k]
-                         else rate * max(0, t - int(run_resume[k])))
-            m_ew[k] = m_done[k] + rate * max(0, int(run_cols["start"][k] + run_cols["est"][k]) - begin)
-            m_rw[k] = m_done[k] + rate * max(0, int(run_cols["start"][k] + run_cols["request"][k]) - begin)
-            m_work[k] = m_ew[k]
-            m_te[k] = INT64_MAX
-            m_ss[k] = t
-            m_np[k] = t
-            if not run_at[k]:
-                m_te[k] = 0     # not at a reconfiguration point: at_point() says no
+    run_end = run_cols["start"] + run_cols["est"]
+    cdef const simtime_t[::1] v_end = run_end
+    cdef const intp_t[::1] v_rows = np.ascontiguousarray(
+        np.lexsort((np.arange(n_run), run_end)), dtype=np.intp)
+    for k in range(n_run):
+        j = v_rows[k]
+        s.run[k].end = v_end[j]
+        s.run[k].id = j
+        s.exp_end[j] = v_end[j]
+    s.n_run = n_run
+    for k in range(n_pend):
+        s.wait[k] = n_run + k
+    s.n_wait = n_pend
+    s.n_sorted = 0
+    if m == NULL:
+        return 0
+    resume = np.maximum(run_cols["resume"], run_cols["start"])
+    run_done = run_cols["work_done"]
+    for k in range(n_run):
+        rate = speedup(m, k, s.procs[k])
+        begin = max(t, int(resume[k]))
+        m.resume[k] = resume[k]
+        m.upd[k] = t
+        m.done[k] = (float(run_done[k]) if run_done[k] == run_done[k]
+                     else rate * max(0, t - int(resume[k])))
+        m.est_work[k] = m.done[k] + rate * max(
+            0, int(run_cols["start"][k] + run_cols["est"][k]) - begin)
+        m.req_work[k] = m.done[k] + rate * max(
+            0, int(run_cols["start"][k] + run_cols["request"][k]) - begin)
+        m.work[k] = m.est_work[k]
+        m.true_end[k] = INT64_MAX
+        m.size_since[k] = t
+        m.next_point[k] = t
+        if not run_cols["at_point"][k]:
+            m.true_end[k] = 0   # not at a reconfiguration point: at_point() says no
                                 # (a queued expander still merges; its resume stays real)
-    try:
-        sched_alloc(&s, n_slot)
-        for k in range(n_run):
-            j = v_rows[k]
-            s.run[k].end = v_run_end[j]
-            s.run[k].id = j
-            s.exp_end[j] = v_run_end[j]
-        s.n_run = n_run
-        for k in range(n_pend):
-            s.wait[k] = n_run + k
-        s.n_wait = n_pend
-        s.n_sorted = 0
-        with nogil:
-            queue_prepare(&s, True)
-        for k in range(n_pend):
-            order_out[k] = s.wait[k] - n_run
-        with nogil:
-            schedule_pass(&s)
-            if use_mall:
-                for k in range(s.n_started):
-                    mall_on_start(&s, &m, s.started[k])
-                malleable_phase(&s, &m)
-        started_all = [s.started[k] for k in range(s.n_started)]
-        if use_mall and m.n_new_exp > 0:     # as the replay: the new expanders get a pass now
-            with nogil:
-                queue_prepare(&s, False)
-                schedule_pass(&s)
-                for k in range(s.n_started):
-                    mall_on_start(&s, &m, s.started[k])
-            started_all += [s.started[k] for k in range(s.n_started)]
-        started_out = np.array([j - n_run for j in started_all if j < n], dtype=np.int64)
-        new_exp = [(k, int(procs[n + k]), int(est[n + k])) for k in range(n)
-                   if n_slot > n and m_parent[n + k] >= 0]
-        calc_time = s.mf.calc_time
-        total_usage = s.mf.total_usage
-        users_at_calc = s.mf.users_at_calc
-    finally:
-        sched_release(&s)
-        mall_release(&m)
-    if policy.order == "multifactor" and calc_time != state.calc_time:
-        state.usage = {u: float(usage[i]) for i, u in enumerate(users_list) if usage[i] != 0.0}
+    return 0
+
+
+def _decisions(JobTable jt, users_list, run_cols, intp_t n_run, intp_t n_pend, order, state, core):
+    """The Decisions of a finished pass, and the updated PlanState."""
+    cdef sched_t* s = &jt.s
+    cdef intp_t n = jt.n
+    cdef intp_t k
+    started = np.array([s.started[k] for k in range(s.n_started)], dtype=np.int64)
+    started = started[started < n] - n_run
+    c = jt.cols
+    procs, est = c["procs"], c["est"]
+    parent = jt.mall["parent"] if jt.mall is not None else None
+    new_exp = [(k, int(procs[n + k]), int(est[n + k])) for k in range(n)
+               if jt.n_slot > n and parent is not None and parent[n + k] >= 0]
+    if core.is_multifactor and s.mf.calc_time != state.calc_time:
+        usage = jt.users["usage"]
+        state.usage = {u: float(usage[i]) for i, u in enumerate(users_list)
+                       if usage[i] != 0.0}
         state.accrued = {}
-        state.total_usage = float(total_usage)
-        state.users_at_calc = int(users_at_calc)
-        state.calc_time = int(calc_time)
-    pend_resv = resv_first[n_run:n].copy()
-    pend_bf = backfilled[n_run:n].copy()
+        state.total_usage = float(s.mf.total_usage)
+        state.users_at_calc = int(s.mf.users_at_calc)
+        state.calc_time = int(s.mf.calc_time)
     changed = np.flatnonzero(procs[:n_run] != run_cols["procs"])
     resize = np.stack([changed, procs[:n_run][changed]], axis=1).astype(np.int64) \
         if changed.size else np.zeros((0, 2), np.int64)
-    expand = np.array(new_exp, dtype=np.int64).reshape(-1, 3)
-    return Decisions(started_out, pend_resv, order_out, pend_bf, est[n_run:n].copy(),
-                     prio[n_run:n].copy() if policy.order == "multifactor"
+    return Decisions(started, c["resv_first"][n_run:n].copy(),
+                     np.asarray(order, dtype=np.int64), c["backfilled"][n_run:n].copy(),
+                     est[n_run:n].copy(),
+                     c["prio"][n_run:n].copy() if core.is_multifactor
                      else np.full(n_pend, np.nan), resize, state,
-                     procs[n_run + started_out].astype(np.int64), expand)
+                     procs[n_run + started].astype(np.int64),
+                     np.array(new_exp, dtype=np.int64).reshape(-1, 3))

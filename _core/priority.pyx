@@ -2,28 +2,24 @@
 priority.pxd; the event loop and `plan` inline them)."""
 import numpy as np
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR
 from priority cimport order_key, mf_t, mf_priority
 
 
-def order_code(str order):
-    """The C code of a queue order name (its index in malleo.policy.ORDERS)."""
-    from malleo.policy import ORDERS
-    return ORDERS.index(order)
-
-
-def queue_keys(str order, simtime_t now, submit, est, procs):
+def queue_keys(int code, simtime_t now, submit, est, procs):
     """Queue keys at ``now`` (smaller first) of jobs with these submit times (seconds),
     planning estimates (seconds) and sizes (processors); for every order but multifactor.
+
+    Args:
+        code: the order's code (``malleo.policy_codes.ORDER_CODES[name]``).
 
     Returns:
         float64 array, the same doubles the core sorts by.
     """
-    cdef int code = order_code(order)
     cdef simtime_t[::1] s = np.ascontiguousarray(submit, dtype=np.int64)
     cdef simtime_t[::1] e = np.ascontiguousarray(est, dtype=np.int64)
     cdef procs_t[::1] n = np.ascontiguousarray(procs, dtype=np.int32)
-    if code == 7:
+    if code == ORDER_MULTIFACTOR:
         raise ValueError("queue_keys: multifactor keys need usage; use multifactor_priority")
     if not (s.shape[0] == e.shape[0] == n.shape[0]):
         raise ValueError("queue_keys: submit, est and procs must have one length")
@@ -61,7 +57,7 @@ def multifactor_priority(multifactor, simtime_t now, simtime_t submit, procs_t p
 
 
 def queue_partition_term(queue, partition, multifactor):
-    """Per job: weight_queue * queue_factors[queue] + weight_partition *
+    """``multifactor``: a Multifactor or a compiled policy (``policy.core``); per job: weight_queue * queue_factors[queue] + weight_partition *
     partition_factors[partition] (missing keys count 0), as float64.
 
     Computed once per job by numpy with the same two roundings everywhere (simulate and

@@ -1,7 +1,8 @@
-# The scheduler state one planning pass works on, shared by the event loop and `plan`.
+# The scheduler state one planning pass works on, shared by the event loops and `plan`.
 #
-# Header-only (`cdef inline`).  Per-job columns are indexed by job index (the trace index
-# in the loop, running rows then pending rows in `plan`); the running set is a C array
+# Header-only (`cdef inline`).  The job table (jobs.pxi) owns the arrays the pointers
+# below point at and wires them (JobTable.wire).  Per-job columns are indexed by job
+# index (the trace index in the loop, running rows then pending rows in `plan`); the running set is a C array
 # sorted by (expected end, index); the waiting queue is an array of job indices in queue
 # order.  No Python object per job or per event.
 from libc.stdlib cimport malloc, free as c_free, qsort
@@ -65,6 +66,7 @@ cdef struct sched_t:
     simtime_t* hist1          # predict: last completed runtime (seconds)
     simtime_t* hist2          # predict: the one before (seconds)
     int32_t* hist_n           # predict: completed runs recorded
+    uint8_t* is_seen          # 1 once the user had an arrived job
     # running set, sorted by (end, id)
     run_t* run                # capacity n_jobs
     intp_t n_run              # running jobs
@@ -80,6 +82,7 @@ cdef struct sched_t:
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
     intp_t* started_pos       # their queue positions in that pass
+    intp_t* started_tmp       # scratch of the pass function (passes.pxd)
     intp_t n_started          # how many
     profile_t prof            # availability profile (conservative, slurm)
 
@@ -191,15 +194,29 @@ cdef inline void record_runtime(sched_t* s, int32_t u, simtime_t runtime) noexce
     s.hist_n[u] += 1
 
 
-cdef inline intp_t admit_arrivals(sched_t* s, intp_t i, intp_t n,
-                                  uint8_t* is_seen) noexcept nogil:
+cdef inline void release_job(sched_t* s, intp_t j, simtime_t runtime) noexcept nogil:
+    """Job j ends at s.now after ``runtime`` seconds: free its processors, take it out of
+    the running set, record its runtime (predict) and its usage (multifactor)."""
+    cdef simtime_t since
+    s.free += s.procs[j]
+    run_remove(s, j)
+    if s.estimate == ESTIMATE_PREDICT:
+        record_runtime(s, s.user[j], runtime)
+    if s.order == ORDER_MULTIFACTOR:
+        since = s.start[j]
+        if s.mf.calc_time > since:
+            since = s.mf.calc_time
+        s.accrued[s.user[j]] += <simtime_t> s.procs[j] * (s.now - since)
+
+
+cdef inline intp_t admit_arrivals(sched_t* s, intp_t i, intp_t n) noexcept nogil:
     """Queue the jobs i, i+1, ... (of n, in submit order) that submit at s.now, marking
     their users seen (fair share counts users seen so far); returns the next job index."""
     while i < n and s.submit[i] == s.now:
         s.wait[s.n_wait] = i
         s.n_wait += 1
-        if not is_seen[s.user[i]]:
-            is_seen[s.user[i]] = 1
+        if not s.is_seen[s.user[i]]:
+            s.is_seen[s.user[i]] = 1
             s.n_seen += 1
         i += 1
     return i
@@ -377,56 +394,27 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         queue_insert_tail(s)
 
 
-cdef inline int sched_set_policy(sched_t* s, object policy) except -1:
-    """Copy a malleo.policy.Policy into the C codes and parameters."""
-    from malleo.policy import ORDERS, BACKFILLS, ESTIMATES
-    mf = policy.multifactor
-    s.order = ORDERS.index(policy.order)
-    s.backfill = BACKFILLS.index(policy.backfill)
-    s.estimate = ESTIMATES.index(policy.estimate)
-    s.bf_max_job_test = int(policy.bf_max_job_test)
-    s.bf_window = int(policy.bf_window)
-    s.bf_resolution = int(policy.bf_resolution)
-    s.is_bf_round_down = getattr(policy, "bf_rounding", "up") == "down"
-    s.mf.weight_age = float(mf.weight_age)
-    s.mf.weight_size = float(mf.weight_size)
-    s.mf.weight_fairshare = float(mf.weight_fairshare)
-    s.mf.max_age = int(mf.max_age)
-    s.mf.half_life = int(mf.half_life)
-    s.mf.calc_period = int(mf.calc_period)
-    s.mf.is_favor_small = mf.size_favor == "small"
+cdef inline int sched_set_params(sched_t* s, object core) except -1:
+    """Copy a compiled policy (``malleo.policy_codes.CorePolicy``: codes and numbers, made
+    once outside the core) into the state's codes and parameters."""
+    s.order = core.order
+    s.backfill = core.backfill
+    s.estimate = core.estimate
+    s.bf_max_job_test = core.bf_max_job_test
+    s.bf_window = core.bf_window
+    s.bf_resolution = core.bf_resolution
+    s.is_bf_round_down = core.is_bf_round_down
+    s.mf.weight_age = core.weight_age
+    s.mf.weight_size = core.weight_size
+    s.mf.weight_fairshare = core.weight_fairshare
+    s.mf.max_age = core.max_age
+    s.mf.half_life = core.half_life
+    s.mf.calc_period = core.calc_period
+    s.mf.is_favor_small = core.is_favor_small
     s.mf.calc_time = -1
     s.mf.total_usage = 0.0
     s.mf.users_at_calc = 0
     return 0
-
-
-cdef inline void sched_bind(sched_t* s, simtime_t* submit, simtime_t* request, procs_t* procs,
-                            int32_t* user, double* qp, simtime_t* est, double* key,
-                            double* prio, simtime_t* start, simtime_t* exp_end,
-                            simtime_t* resv_first, simtime_t* resv_cur, uint8_t* backfilled,
-                            double* usage, simtime_t* accrued, simtime_t* hist1,
-                            simtime_t* hist2, int32_t* hist_n) noexcept nogil:
-    """Point the state at the caller's per-job and per-user arrays (the loops and `plan`
-    own the arrays; the state never frees them)."""
-    s.submit = submit
-    s.request = request
-    s.procs = procs
-    s.user = user
-    s.qp = qp
-    s.est = est
-    s.key = key
-    s.prio = prio
-    s.start = start
-    s.exp_end = exp_end
-    s.resv_first = resv_first
-    s.resv_cur = resv_cur
-    s.backfilled = backfilled
-    s.usage = usage
-    s.accrued = accrued
-    s.hist1 = hist1
-    s.hist2 = hist2
-    s.hist_n = hist_n
 
 
 cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
@@ -442,13 +430,15 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.rtmp = <rent_t*> malloc(cap * sizeof(rent_t))
     s.started = <intp_t*> malloc(cap * sizeof(intp_t))
     s.started_pos = <intp_t*> malloc(cap * sizeof(intp_t))
+    s.started_tmp = <intp_t*> malloc(cap * sizeof(intp_t))
     s.n_run = 0
     s.n_wait = 0
     s.n_sorted = 0
     s.n_started = 0
     if (s.run == NULL or s.run_tmp == NULL or s.wait == NULL or s.qtmp == NULL
             or s.qtmp2 == NULL or s.runs == NULL
-            or s.rtmp == NULL or s.started == NULL or s.started_pos == NULL):
+            or s.rtmp == NULL or s.started == NULL or s.started_pos == NULL
+            or s.started_tmp == NULL):
         raise MemoryError("scheduler state")
     profile_init(&s.prof, 64)
     return 0
@@ -465,6 +455,7 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     c_free(s.rtmp)
     c_free(s.started)
     c_free(s.started_pos)
+    c_free(s.started_tmp)
     s.run = NULL
     s.run_tmp = NULL
     s.wait = NULL
@@ -474,4 +465,5 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     s.rtmp = NULL
     s.started = NULL
     s.started_pos = NULL
+    s.started_tmp = NULL
     profile_release(&s.prof)

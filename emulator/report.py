@@ -248,7 +248,7 @@ def build_report(inputs: Inputs, *, procs: int | None = None, objective: str = "
         title: the page title.
     """
     from malleo.emulator import plots
-    from malleo.emulator.cli._format import format_metric
+    from malleo.emulator.formatting import format_metric
     from malleo.emulator.tune.evaluate import DEFAULT_TRIAL
     from malleo.emulator.tune.objective import parse_objective
     from malleo.emulator.tune.runner import score_rows

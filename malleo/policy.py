@@ -7,57 +7,49 @@ sizes are processors.  ``malleo.policy_file`` reads and writes the TOML policy f
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
-"""Queue orders: first come first served, shortest/longest job first (by estimate),
-smallest area (procs x estimate) first, WFP3 and UNICEP (Tang et al. 2009), F1
-(Carastan-Santos and de Camargo 2017), Slurm-style multifactor priority."""
+from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+                          JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
+                          SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
-BACKFILLS = ("none", "easy", "conservative", "slurm")
-"""Backfill modes: none (strict order), EASY (one reservation), conservative (every job
-reserved), slurm (reservations for the first ``bf_max_job_test`` jobs within ``bf_window``
-at ``bf_resolution``)."""
+# The name tuples (defined once in malleo.knobs, in the order of the core's codes):
+# ORDERS: first come first served, shortest/longest job first (by estimate), smallest area
+#   (procs x estimate) first, WFP3 and UNICEP (Tang et al. 2009), F1 (Carastan-Santos and
+#   de Camargo 2017), Slurm-style multifactor priority.
+# BACKFILLS: none (strict order), EASY (one reservation), conservative (every job
+#   reserved), slurm (reservations for the first bf_max_job_test jobs within bf_window at
+#   bf_resolution).
+# ESTIMATES: the user's requested time, the real runtime (an oracle, for research), or the
+#   mean of the user's last two runtimes capped by the request (Tsafrir, Etsion and
+#   Feitelson 2007).
+# JOB_KINDS: rigid, moldable, malleable (the core's kind codes 0, 1, 2).
+# SPEEDUP_MODELS: linear (S = p), Amdahl with serial fraction f (S = 1 / (f + (1 - f) / p)),
+#   Downey 1997 with average parallelism A and variance sigma.
+# RECONFIG_POLICIES: nothing, DMR-style shrink-else-expand at each job's reconfiguration
+#   point (Iserte et al.), or shrinking to start a blocked queue head.
+# RECONFIG_POINTS: at any scheduling pass, or at the first pass at or after each check-in
+#   point (start + k x checkin_period).
+# ESTIMATE_SCALINGS: a resized job's requested time scales with the speedup model, or stays
+#   a fixed wall-clock limit from the start.
+# EXPAND_MODES: an expansion gets its processors at once (in-place), or as an expander
+#   request that queues with the job's priority and merges into the job when it starts.
 
-ESTIMATES = ("request", "actual", "predict")
-"""Runtime estimate used for planning: the user's requested time, the real runtime (an
-oracle, for research), or the mean of the user's last two runtimes capped by the request
-(Tsafrir, Etsion and Feitelson 2007)."""
-
-SIZE_FAVOR = ("small", "large")
-
-BF_ROUNDINGS = ("up", "down")
-"""How ``slurm`` backfill applies ``bf_resolution``: ``up`` rounds running jobs' expected ends
-up to the grid and starts reservations on the grid at or after the earliest fit; ``down``
-(Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact earliest fit
-and holds the processors from the grid instant at or before it."""
+# BF_ROUNDINGS: how slurm backfill applies bf_resolution: up rounds running jobs' expected
+#   ends up to the grid and starts reservations on the grid at or after the earliest fit;
+#   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
+#   earliest fit and holds the processors from the grid instant at or before it.
 
 
-JOB_KINDS = ("rigid", "moldable", "malleable")
-"""Job kinds, in the order of the core's kind codes (0, 1, 2)."""
-
-SPEEDUP_MODELS = ("linear", "amdahl", "downey")
-"""Speedup models S(p): linear (S = p), Amdahl with serial fraction f
-(S = 1 / (f + (1 - f) / p)), Downey 1997 with average parallelism A and variance sigma."""
-
-RECONFIG_POLICIES = ("none", "dmr", "head-unblock")
-"""What resizes running malleable jobs: nothing, DMR-style shrink-else-expand at each
-job's reconfiguration point (Iserte et al.), or shrinking to start a blocked queue head."""
-
-RECONFIG_POINTS = ("any", "checkin")
-"""When a running malleable job may be resized: at any scheduling pass, or at the first
-pass at or after each of its check-in points (start + k x checkin_period)."""
-
-ESTIMATE_SCALINGS = ("speedup", "fixed")
-"""How a resized job's requested time changes: scaled by the speedup model (the remaining
-estimated work runs at the new rate), or fixed (a wall-clock limit from the start)."""
-
-EXPAND_MODES = ("in-place", "slurm")
-"""How an expansion gets its processors: at once (in-place), or as an expander request
-that queues with the job's priority and merges into the job when it starts (slurm)."""
+def _check_knobs(obj: Any, table: str) -> None:
+    """Check and normalise every knob field of a policy dataclass (malleo.knobs)."""
+    for name, k in table_knobs(table).items():
+        object.__setattr__(obj, name, k.check(getattr(obj, name)))
 
 
 def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
@@ -91,6 +83,8 @@ def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
         except ValueError:
             raise PolicyError(f"malleability.speedup: {part!r} is not a number or "
                               f"LO~HI range in {spec!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise PolicyError(f"malleability.speedup: {part!r} must be finite in {spec!r}")
         if not lo <= hi:
             raise PolicyError(f"malleability.speedup: range {part!r} has LO > HI")
         params.append((lo, hi))
@@ -154,35 +148,7 @@ class Malleability:
     expand_mode: str = "in-place"
 
     def __post_init__(self) -> None:
-        if not 0.0 <= float(self.fraction) <= 1.0:
-            raise PolicyError(f"malleability.fraction: must be in [0, 1], got {self.fraction}")
-        if self.kind not in ("moldable", "malleable"):
-            raise PolicyError(f"malleability.kind: must be moldable or malleable, "
-                              f"got {self.kind!r}")
-        if int(self.min_procs) < 1:
-            raise PolicyError(f"malleability.min_procs: must be >= 1, got {self.min_procs}")
-        object.__setattr__(self, "queues", tuple(int(q) for q in self.queues))
-        object.__setattr__(self, "users", tuple(int(u) for u in self.users))
-        if not 0.0 < float(self.min_factor) <= 1.0:
-            raise PolicyError(f"malleability.min_factor: must be in (0, 1], "
-                              f"got {self.min_factor}")
-        if not float(self.max_factor) >= 1.0:
-            raise PolicyError(f"malleability.max_factor: must be >= 1, got {self.max_factor}")
-        parse_speedup(self.speedup)
-        for name in ("reconfig_fixed", "reconfig_per_proc"):
-            v = float(getattr(self, name))
-            if not v >= 0.0:
-                raise PolicyError(f"malleability.{name}: must be >= 0 seconds, got {v}")
-        if int(self.min_interval) < 0:
-            raise PolicyError(f"malleability.min_interval: must be >= 0 seconds, "
-                              f"got {self.min_interval}")
-        if int(self.checkin_period) < 1:
-            raise PolicyError(f"malleability.checkin_period: must be >= 1 second, "
-                              f"got {self.checkin_period}")
-        for name, allowed in (("points", RECONFIG_POINTS),
-                              ("estimate_scaling", ESTIMATE_SCALINGS),
-                              ("policy", RECONFIG_POLICIES), ("expand_mode", EXPAND_MODES)):
-            _choice(f"malleability.{name}", getattr(self, name), allowed)
+        _check_knobs(self, "malleability")
 
     @property
     def enabled(self) -> bool:
@@ -220,20 +186,14 @@ class Multifactor:
     partition_factors: Mapping[int, float] = field(default_factory=dict)  # SWF partition -> [0, 1]
 
     def __post_init__(self) -> None:
-        for name in ("weight_age", "weight_size", "weight_fairshare", "weight_queue",
-                     "weight_partition"):
-            if getattr(self, name) < 0:
-                raise PolicyError(f"multifactor.{name}: must be >= 0, got {getattr(self, name)}")
-        for name in ("max_age", "half_life", "calc_period"):
-            if int(getattr(self, name)) <= 0:
-                raise PolicyError(f"multifactor.{name}: must be > 0 seconds, got {getattr(self, name)}")
-        if self.size_favor not in SIZE_FAVOR:
-            raise PolicyError(f"multifactor.size_favor: must be one of {', '.join(SIZE_FAVOR)}, "
-                              f"got {self.size_favor!r}")
+        _check_knobs(self, "multifactor")
         for name in ("queue_factors", "partition_factors"):
             for key, value in dict(getattr(self, name)).items():
                 if not 0.0 <= float(value) <= 1.0:
                     raise PolicyError(f"multifactor.{name}.{key}: must be in [0, 1], got {value}")
+                if not -1 <= int(key) <= MAX_SWF_NUMBER:
+                    raise PolicyError(f"multifactor.{name}.{key}: an SWF number must be in "
+                                      f"-1..{MAX_SWF_NUMBER}")
 
 
 @dataclass(frozen=True)
@@ -266,19 +226,18 @@ class Policy:
     malleability: Malleability = field(default_factory=Malleability)
 
     def __post_init__(self) -> None:
-        _choice("order", self.order, ORDERS)
-        _choice("backfill", self.backfill, BACKFILLS)
-        _choice("estimate", self.estimate, ESTIMATES)
-        _choice("bf_rounding", self.bf_rounding, BF_ROUNDINGS)
-        if int(self.bf_max_job_test) < 1:
-            raise PolicyError(f"bf_max_job_test: must be >= 1, got {self.bf_max_job_test}")
-        if int(self.bf_window) < 1:
-            raise PolicyError(f"bf_window: must be >= 1 second, got {self.bf_window}")
-        if int(self.bf_resolution) < 1:
-            raise PolicyError(f"bf_resolution: must be >= 1 second, got {self.bf_resolution}")
+        _check_knobs(self, "")
         if not isinstance(self.malleability, Malleability):
             raise PolicyError(f"malleability: expected a Malleability, "
                               f"got {type(self.malleability).__name__}")
+
+    @functools.cached_property
+    def core(self):
+        """The policy compiled for the scheduling core (:class:`malleo.policy_codes.CorePolicy`:
+        integer codes and parsed numbers), computed once per policy."""
+        from malleo.policy_codes import compile_policy
+
+        return compile_policy(self)
 
     def replace(self, **changes: Any) -> "Policy":
         """A copy with ``changes`` applied (validated again)."""

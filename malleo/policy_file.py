@@ -28,105 +28,41 @@ from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
+from malleo.knobs import table_knobs
+from malleo.policy import Malleability, Multifactor, Policy
 from malleo.input_files import read_text
 from malleo.toml_input import parse_toml
-from malleo.policy import (BACKFILLS, BF_ROUNDINGS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability,
-                           Multifactor,
-                           Policy)
 
 __all__ = ["load_policy", "loads_policy", "dump_policy", "policy_to_dict", "TOP_KEYS",
            "MULTIFACTOR_KEYS", "MALLEABILITY_KEYS"]
 
-# key -> (kind, check) where kind names the TOML type and check returns an error or None.
+# key -> (TOML type, check) where check returns an error or None: derived from the one
+# schema of every knob (malleo.knobs), which also gives the CLI options and the docs.
 _Check = Callable[[Any], "str | None"]
 
 
-def _one_of(allowed: tuple[str, ...]) -> _Check:
-    return lambda v: None if v in allowed else f"must be one of {', '.join(allowed)}, got {v!r}"
+def _keys(table: str) -> dict[str, tuple[str, _Check]]:
+    return {name: (k.toml_type, k.problem) for name, k in table_knobs(table).items()}
 
 
-def _at_least(low: int, unit: str = "") -> _Check:
-    return lambda v: None if v >= low else f"must be >= {low}{unit}, got {v}"
-
-
-def _non_negative(v: float) -> str | None:
-    if math.isnan(v):
-        return "must be a number >= 0, got nan"
-    return None if v >= 0 else f"must be >= 0, got {v}"
-
-
-TOP_KEYS: dict[str, tuple[str, _Check]] = {
-    "order": ("string", _one_of(ORDERS)),
-    "backfill": ("string", _one_of(BACKFILLS)),
-    "estimate": ("string", _one_of(ESTIMATES)),
-    "bf_max_job_test": ("integer", _at_least(1)),
-    "bf_window": ("integer", _at_least(1, " (seconds)")),
-    "bf_resolution": ("integer", _at_least(1, " (seconds)")),
-    "bf_rounding": ("string", _one_of(BF_ROUNDINGS)),
-}
+TOP_KEYS: dict[str, tuple[str, _Check]] = _keys("")
 """Top-level scalar keys of a policy file: key -> (TOML type, validity check)."""
 
-MULTIFACTOR_KEYS: dict[str, tuple[str, _Check]] = {
-    "weight_age": ("number", _non_negative),
-    "weight_size": ("number", _non_negative),
-    "weight_fairshare": ("number", _non_negative),
-    "weight_queue": ("number", _non_negative),
-    "weight_partition": ("number", _non_negative),
-    "max_age": ("integer", _at_least(1, " (seconds)")),
-    "size_favor": ("string", _one_of(SIZE_FAVOR)),
-    "half_life": ("integer", _at_least(1, " (seconds)")),
-    "calc_period": ("integer", _at_least(1, " (seconds)")),
-}
+MULTIFACTOR_KEYS: dict[str, tuple[str, _Check]] = _keys("multifactor")
 """Scalar keys of the ``[multifactor]`` table; its sub-tables are ``queue_factors`` and
 ``partition_factors`` (SWF queue/partition number -> factor in [0, 1])."""
 
 _FACTOR_TABLES = ("queue_factors", "partition_factors")
 
-_ANY: _Check = lambda v: None   # noqa: E731  (range checked by Malleability itself)
+MALLEABILITY_KEYS: dict[str, tuple[str, _Check]] = _keys("malleability")
+"""Keys of the ``[malleability]`` table (see :class:`malleo.policy.Malleability`)."""
 
-MALLEABILITY_KEYS: dict[str, tuple[str, _Check]] = {
-    "fraction": ("number", _ANY),
-    "kind": ("string", _ANY),
-    "seed": ("integer", _ANY),
-    "min_procs": ("integer", _ANY),
-    "queues": ("integer array", _ANY),
-    "users": ("integer array", _ANY),
-    "min_factor": ("number", _ANY),
-    "max_factor": ("number", _ANY),
-    "power_of_two": ("boolean", _ANY),
-    "speedup": ("string", _ANY),
-    "reconfig_fixed": ("number", _ANY),
-    "reconfig_per_proc": ("number", _ANY),
-    "min_interval": ("integer", _ANY),
-    "points": ("string", _ANY),
-    "checkin_period": ("integer", _ANY),
-    "estimate_scaling": ("string", _ANY),
-    "policy": ("string", _ANY),
-    "moldable_start": ("boolean", _ANY),
-    "expand_mode": ("string", _ANY),
-}
-"""Keys of the ``[malleability]`` table (see :class:`malleo.policy.Malleability`); the
-values are range-checked by that class, errors point at the key's line."""
 
-_COMMENTS = {
-    "order": "queue order: " + " | ".join(ORDERS),
-    "backfill": "backfill mode: " + " | ".join(BACKFILLS),
-    "estimate": "runtime estimate used for planning: " + " | ".join(ESTIMATES),
-    "bf_max_job_test": "slurm backfill: jobs given a reservation per pass (1 = EASY)",
-    "bf_window": "slurm backfill: how far ahead reservations are made, seconds",
-    "bf_resolution": "slurm backfill: planned starts rounded up to this many seconds",
-    "bf_rounding": "slurm backfill: up | down (Slurm's own: exact ends, reserve from the "
-                   "grid instant before)",
-    "weight_age": "weight of the age factor min(wait, max_age) / max_age",
-    "weight_size": "weight of the job size factor",
-    "weight_fairshare": "weight of the fair-share factor 2^(-usage / shares)",
-    "weight_queue": "weight of the queue factor (queue_factors below)",
-    "weight_partition": "weight of the partition factor (partition_factors below)",
-    "max_age": "seconds of waiting at which the age factor reaches 1",
-    "size_favor": "small | large: which jobs the size factor favours",
-    "half_life": "seconds: half-life of the decay of past usage (fair share)",
-    "calc_period": "seconds between priority recomputations",
-}
+def _comment(key: str, table: str) -> str:
+    k = table_knobs(table)[key]
+    unit = f" ({k.unit})" if k.unit and k.type in ("int", "float") else ""
+    values = " | ".join(k.choices) if k.type == "choice" else k.range_text() + unit
+    return f"{k.help}: {values}"
 
 
 # --------------------------------------------------------------------------- reading
@@ -214,10 +150,6 @@ def _read_malleability(table: dict[str, Any], fail) -> Malleability:
             checked = float(checked)
         elif MALLEABILITY_KEYS[key][0] == "integer array":
             checked = tuple(checked)
-        try:
-            Malleability(**{key: checked})
-        except PolicyError as exc:
-            raise fail(path, str(exc).split(": ", 1)[-1]) from None
         fields[key] = checked
     return Malleability(**fields)
 
@@ -326,9 +258,11 @@ def dump_policy(policy: Policy, *, comments: bool = False) -> str:
                 "# Every key is optional; a missing key takes the default shown here.",
                 "# Times are integer seconds.", ""]
 
+    table = ""
+
     def emit(key: str, value: Any) -> None:
-        if comments and key in _COMMENTS:
-            out.append(f"# {_COMMENTS[key]}")
+        if comments:
+            out.append(f"# {_comment(key, table)}")
         out.append(f"{key} = {_toml_value(value)}")
 
     for key in TOP_KEYS:
@@ -336,6 +270,7 @@ def dump_policy(policy: Policy, *, comments: bool = False) -> str:
     out += ["", "[multifactor]"]
     if comments:
         out.insert(len(out) - 1, "# Slurm-style priority, used when order = \"multifactor\".")
+    table = "multifactor"
     for key in MULTIFACTOR_KEYS:
         emit(key, data["multifactor"][key])
     for name in _FACTOR_TABLES:

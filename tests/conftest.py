@@ -4,7 +4,6 @@ tests/ has no __init__.py, so pytest puts it on sys.path and its helper modules 
 """
 from slurm_fixture import slurm_cluster, slurm_jobs  # noqa: F401  (real local Slurm, session-scoped)
 
-
 # `malleo slurm agent` writes its status file, and `slurm status`/`diag` read it, in
 # MALLEO_STATE_DIR (default /run/malleo for root): give this session its own directory so
 # tests never see an agent of another session on the same machine.
@@ -37,3 +36,12 @@ def _malleo_logging_restored():
             log.removeHandler(handler)
         log.setLevel(logging.NOTSET)
         log.propagate = True
+
+
+from cli_runner import invoke  # noqa: E402
+
+
+@pytest.fixture
+def malleo_cli():
+    """Run ``malleo ARGS...`` in-process (cli_runner.invoke: catch_exceptions=False)."""
+    return invoke

@@ -15,8 +15,10 @@ import pytest
 EXAMPLES = int(os.environ.get("MALLEO_HYPOTHESIS_EXAMPLES", "100"))
 """Hypothesis examples per property test (raise it for a thorough local run)."""
 
-TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "traces"
-"""The real SWF traces, read in place (never copied into the repository)."""
+TRACES = Path(os.environ.get("MALLEO_TRACES")
+             or Path(__file__).resolve().parent.parent.parent / "shared" / "traces")
+"""The real SWF traces, read in place (never copied into the repository): ``MALLEO_TRACES``
+or ``../shared/traces`` beside the repository."""
 
 
 def trace_paths() -> list[Path]:

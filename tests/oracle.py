@@ -8,9 +8,9 @@ Comments of the form ``[semantics: <section>]`` name the rule of the semantics p
 code below them implements.
 
 Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sjf``,
-``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``; backfill ``none``, ``easy``,
-``conservative``, ``slurm``; estimates ``request``, ``actual``, ``predict``.  Not covered:
-``multifactor``.
+``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``, ``multifactor`` (docs/policies.md,
+"Multifactor priority"); backfill ``none``, ``easy``, ``conservative``, ``slurm``;
+estimates ``request``, ``actual``, ``predict``.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import heapq
 import math
 from typing import Sequence
 
-ORACLE_ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1")
+ORACLE_ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 ORACLE_BACKFILLS = ("none", "easy", "conservative", "slurm")
 ORACLE_ESTIMATES = ("request", "actual", "predict")
 
@@ -38,6 +38,9 @@ def oracle_simulate(
     bf_window: int = 86400,
     bf_resolution: int = 60,
     bf_rounding: str = "up",
+    queue: Sequence[int] | None = None,
+    partition: Sequence[int] | None = None,
+    multifactor=None,
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -53,6 +56,11 @@ def oracle_simulate(
         bf_max_job_test, bf_window, bf_resolution: the ``slurm`` backfill knobs
             (jobs, seconds, seconds).
         bf_rounding: ``up`` or ``down`` (Slurm's own use of bf_resolution).
+        queue, partition: SWF queue / partition numbers (multifactor factors); default 0.
+        multifactor: an object with the attributes of ``malleo.policy.Multifactor``
+            (weights, ``max_age``, ``half_life``, ``calc_period`` in seconds,
+            ``size_favor``, ``queue_factors``, ``partition_factors``); default: Slurm's
+            defaults as documented (weights 1000 for age and fair share, 7 days, 300 s).
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -70,6 +78,9 @@ def oracle_simulate(
         [0] * len(submit) if user is None else [int(x) for x in user],
         int(bf_max_job_test), int(bf_window), int(bf_resolution), str(bf_rounding),
     )
+    n = len(submit)
+    sim.mf = _MultifactorState(multifactor, [0] * n if queue is None else list(queue),
+                               [0] * n if partition is None else list(partition))
     sim.run()
     return {"start": sim.start, "end": sim.end, "reservation": sim.reservation,
             "backfilled": sim.backfilled}
@@ -122,6 +133,7 @@ class _Oracle:
             # 2. arrivals with submit == t join the queue
             while next_arrival < self.n and self.submit[next_arrival] == t:
                 self.waiting.append(next_arrival)
+                self.mf.seen.add(self.user[next_arrival])
                 next_arrival += 1
             # 3. one scheduling pass; repeat 1 and 3 while a pass starts a 0-runtime job
             while True:
@@ -140,6 +152,8 @@ class _Oracle:
                 self.free += self.procs[j]
                 # predict mode: the runtime joins the user's history
                 self.history.setdefault(self.user[j], []).append(self.runtime[j])
+                # multifactor: processor-seconds since the last calculation accrue
+                self.mf.accrue(self.user[j], self.procs[j], self.start[j], t)
 
     def start_job(self, j: int, t: int) -> None:
         self.waiting.remove(j)
@@ -185,6 +199,8 @@ class _Oracle:
         w = t - self.submit[j]
         e = max(est, 1)
         n = self.procs[j]
+        if self.order == "multifactor":
+            return (-self.mf.priority[j], self.submit[j], j)
         if self.order == "fcfs":
             key = self.submit[j]
         elif self.order == "sjf":
@@ -205,6 +221,8 @@ class _Oracle:
 
     # [semantics: Backfill]
     def schedule_pass(self, t: int) -> list[int]:
+        if self.order == "multifactor":
+            self.mf.update(self, t)
         queue = sorted(self.waiting, key=lambda j: self.queue_key(j, t))
         started: list[int] = []
         if self.backfill == "conservative":
@@ -338,6 +356,77 @@ class _Oracle:
                 reserved += 1
                 if self.reservation[j] == -1:
                     self.reservation[j] = s
+
+
+class _MultifactorState:
+    """Slurm-style multifactor priority, read off docs/policies.md: per-user decayed usage
+    recalculated when floor(t / calc_period) changes, a job's priority frozen between
+    recalculations (a job arriving in between gets one at its first pass)."""
+
+    def __init__(self, mf, queue, partition):
+        get = (lambda name, default: getattr(mf, name, default)) if mf is not None \
+            else (lambda name, default: default)
+        self.weight_age = float(get("weight_age", 1000.0))
+        self.weight_size = float(get("weight_size", 0.0))
+        self.weight_fairshare = float(get("weight_fairshare", 1000.0))
+        self.max_age = int(get("max_age", 7 * 86400))
+        self.half_life = int(get("half_life", 7 * 86400))
+        self.calc_period = int(get("calc_period", 300))
+        self.favor_small = get("size_favor", "small") == "small"
+        qf = dict(get("queue_factors", {}))
+        pf = dict(get("partition_factors", {}))
+        wq = float(get("weight_queue", 0.0))
+        wp = float(get("weight_partition", 0.0))
+        # queue and partition term of each job: wq * queue factor + wp * partition factor
+        self.qp = [wq * float(qf.get(q, 0.0)) + wp * float(pf.get(p, 0.0))
+                   for q, p in zip(queue, partition)]
+        self.calc_time = -1            # time of the last calculation (-1: none yet)
+        self.usage: dict[int, float] = {}    # user -> decayed processor-seconds
+        self.accrued: dict[int, int] = {}    # user -> processor-seconds since the calculation
+        self.total = 0.0               # all users' usage at the calculation
+        self.shares = 0                # users seen at the calculation (equal shares)
+        self.seen: set[int] = set()    # users with an arrived job
+        self.priority: dict[int, float] = {}   # job -> its priority (larger first)
+
+    def accrue(self, user: int, procs: int, start: int, t: int) -> None:
+        since = max(start, self.calc_time)
+        self.accrued[user] = self.accrued.get(user, 0) + procs * (t - since)
+
+    def update(self, sim: "_Oracle", t: int) -> None:
+        """At a pass at t: recalculate usage and every waiting job's priority when the
+        calc period changed, else give the new arrivals theirs."""
+        period = self.calc_period
+        if self.calc_time < 0 or t // period != self.calc_time // period:
+            for j in sim.running:      # running jobs' usage so far accrues
+                self.accrue(sim.user[j], sim.procs[j], sim.start[j], t)
+            decay = 1.0
+            if self.calc_time >= 0:
+                decay = 2.0 ** (-float(t - self.calc_time) / float(self.half_life))
+            total = 0.0
+            for u in sorted(set(self.usage) | set(self.accrued) | set(sim.user)):
+                self.usage[u] = self.usage.get(u, 0.0) * decay + float(self.accrued.get(u, 0))
+                total = total + self.usage[u]
+            self.accrued = {}
+            self.total = total
+            self.shares = len(self.seen)
+            self.calc_time = t
+            for j in sim.waiting:
+                self.priority[j] = self.compute(sim, j, t)
+        else:
+            for j in sim.waiting:
+                if j not in self.priority:
+                    self.priority[j] = self.compute(sim, j, t)
+
+    def compute(self, sim: "_Oracle", j: int, t: int) -> float:
+        age = min(max(t - sim.submit[j], 0), self.max_age)
+        age_f = age / self.max_age
+        n, P = sim.procs[j], sim.P
+        size_f = (P - n + 1) / P if self.favor_small else n / P
+        fairshare = 1.0
+        if self.total > 0.0:
+            fairshare = 2.0 ** -((self.usage.get(sim.user[j], 0.0) / self.total) * self.shares)
+        return (self.weight_age * age_f + self.weight_size * size_f
+                + self.weight_fairshare * fairshare + self.qp[j])
 
 
 class _Profile:

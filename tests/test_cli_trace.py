@@ -3,7 +3,7 @@ import importlib.util
 import json
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator import read_swf
 from malleo.emulator.cli import cli
@@ -20,7 +20,7 @@ GOOD = """; Version: 2.2
 
 
 def run(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return MalleoRunner().invoke(cli, list(args))
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_bad_line_exits_2_with_file_and_line(tmp_path):
 def test_lenient_reports_skipped_lines(tmp_path):
     path = tmp_path / "bad.swf"
     path.write_text(GOOD + "5 120 0 10\n")
-    result = CliRunner().invoke(cli, ["trace", "info", str(path), "--lenient"],
+    result = MalleoRunner().invoke(cli, ["trace", "info", str(path), "--lenient"],
                                 catch_exceptions=False)
     assert result.exit_code == 0
     assert "bad lines skipped, field_count: 1" in result.output
@@ -124,7 +124,7 @@ def test_generate_writes_a_readable_trace(tmp_path):
 
 
 def test_generate_needs_its_options(tmp_path):
-    result = CliRunner().invoke(cli, ["trace", "generate", "--procs", "8", "-o",
+    result = MalleoRunner().invoke(cli, ["trace", "generate", "--procs", "8", "-o",
                                       str(tmp_path / "x.swf")])
     assert result.exit_code == 2
     assert "--jobs" in result.output

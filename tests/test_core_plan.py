@@ -177,7 +177,7 @@ def test_plan_order_is_sorted_by_key_submit_index(order):
     running = {"procs": [], "start": [], "est": [], "request": []}
     d = plan(6000, 64, running, {"submit": submit, "procs": procs, "request": request},
              Policy(order=order, backfill="none"))
-    keys = queue_keys(order, 6000, submit, request, procs)
+    keys = queue_keys(Policy(order=order).core.order, 6000, submit, request, procs)
     expected = sorted(range(n), key=lambda i: (keys[i], submit[i], i))
     assert d.order.tolist() == expected
 

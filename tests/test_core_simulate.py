@@ -9,6 +9,7 @@ from malleo._core import simulate
 from malleo._core.backfill import expected_end
 from malleo._core.priority import multifactor_priority, queue_keys
 from malleo.policy import Multifactor, Policy
+from malleo.policy_codes import ORDER_CODES
 
 
 def run(jobs, total, **policy):
@@ -123,12 +124,12 @@ def test_queue_keys_formulas():
     for i in range(4):
         w, e, n, s = now - submit[i], max(int(est[i]), 1), int(procs[i]), int(submit[i])
         r = w / e
-        assert queue_keys("wfp3", now, submit, est, procs)[i] == -(r * r * r) * n
-        assert queue_keys("unicep", now, submit, est, procs)[i] == -w / (math.log2(max(n, 2)) * e)
-        assert queue_keys("f1", now, submit, est, procs)[i] == (
+        assert queue_keys(ORDER_CODES["wfp3"], now, submit, est, procs)[i] == -(r * r * r) * n
+        assert queue_keys(ORDER_CODES["unicep"], now, submit, est, procs)[i] == -w / (math.log2(max(n, 2)) * e)
+        assert queue_keys(ORDER_CODES["f1"], now, submit, est, procs)[i] == (
             math.log10(e) * n + 870 * math.log10(max(s, 1)))
-        assert queue_keys("saf", now, submit, est, procs)[i] == n * int(est[i])
-        assert queue_keys("ljf", now, submit, est, procs)[i] == -int(est[i])
+        assert queue_keys(ORDER_CODES["saf"], now, submit, est, procs)[i] == n * int(est[i])
+        assert queue_keys(ORDER_CODES["ljf"], now, submit, est, procs)[i] == -int(est[i])
 
 
 def test_multifactor_priority_formula():

@@ -15,6 +15,8 @@ from helpers import EXAMPLES, TraceHead, core_run, first_mismatch, oracle_run, t
 from oracle import ORACLE_BACKFILLS, ORACLE_ESTIMATES, ORACLE_ORDERS
 from strategies import estimate_modes, orders, workloads
 
+from malleo.policy import Multifactor
+
 KEYS = ("start", "end", "reservation", "backfilled")
 
 slurm_knobs = st.fixed_dictionaries({
@@ -68,6 +70,26 @@ def test_core_matches_oracle_slurm_backfill(order, est_mode, workload, knobs):
     assert_same_schedule(workload, order, "slurm", est_mode, **knobs)
 
 
+multifactor_knobs = st.builds(
+    lambda age, size, fs, max_age, half_life, period, favor: Multifactor(
+        weight_age=age, weight_size=size, weight_fairshare=fs, max_age=max_age,
+        half_life=half_life, calc_period=period, size_favor=favor),
+    st.sampled_from([0.0, 1.0, 1000.0]), st.sampled_from([0.0, 10.0, 500.0]),
+    st.sampled_from([0.0, 1000.0, 3.0]), st.sampled_from([1, 7, 100, 604800]),
+    st.sampled_from([1, 5, 60, 604800]), st.sampled_from([1, 3, 10, 300]),
+    st.sampled_from(["small", "large"]))
+
+
+@pytest.mark.parametrize("backfill", ORACLE_BACKFILLS)
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
+@given(workload=workloads(max_jobs=60), mf=multifactor_knobs, est_mode=estimate_modes)
+def test_core_matches_oracle_multifactor(backfill, workload, mf, est_mode):
+    """Multifactor priorities (age, size, fair share with decayed usage, recalculated
+    every calc_period) match the naive reference for any weights and periods: the same
+    doubles, so the same order and the same schedule."""
+    assert_same_schedule(workload, "multifactor", backfill, est_mode, multifactor=mf)
+
+
 TRACE_JOBS = 5000
 """Jobs taken from the head of each real trace."""
 
@@ -82,6 +104,7 @@ TRACE_POLICIES = [
     ("wfp3", "easy", "request", TRACE_JOBS),
     ("fcfs", "conservative", "request", TRACE_JOBS),
     ("fcfs", "slurm", "request", TRACE_JOBS),
+    ("multifactor", "easy", "request", TRACE_JOBS),
 ]
 
 

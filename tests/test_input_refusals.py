@@ -357,7 +357,7 @@ def test_tune_results_with_a_non_numeric_metric_are_refused(tmp_path):
     ("bf_window = { low = 1, high = 1000000000, step = 1 }", "step 1 is too small"),
     ("[multifactor]\nweight_age = { low = 0.0, high = 1.0, step = 1e-300 }",
      "step 1e-300 is too small"),
-    ("[multifactor]\nweight_age = { low = 0.0, high = inf }", "high = inf is not a finite"),
+    ("[multifactor]\nweight_age = { low = 0.0, high = inf }", "high = inf: must be a finite"),
     ("bf_max_job_test = { low = 1, high = 100000000000000000000 }", "high"),
     ("bf_max_job_test = { low = 1, high = 1000, num = 1000 }\n"
      "bf_window = { low = 60, high = 60000, num = 1000 }", "the grid has 1,000,000 points"),

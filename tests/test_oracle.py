@@ -213,9 +213,42 @@ def test_slurm_with_one_reservation_and_fine_grid_is_easy(jobs):
     assert slurm["start"] == easy["start"]
 
 
+def test_multifactor_size_factor_worked_by_hand():
+    # P=4, job 0 holds the machine until 10.  At 10, job 1 (3 procs) and job 2 (2 procs)
+    # wait with age weight 0: favour large gives job 1 100 * 3/4 = 75 > job 2's 50, so
+    # job 1 starts and job 2 (2 > 1 free) waits for 15; favour small gives job 1
+    # 100 * (4-3+1)/4 = 50 < job 2's 75: job 2 starts, job 1 (3 > 2 free) waits for 15.
+    jobs = [(0, 10, 10, 4), (1, 5, 5, 3), (2, 5, 5, 2)]
+
+    class MF:
+        weight_age, weight_size, weight_fairshare = 0.0, 100.0, 0.0
+        max_age, half_life, calc_period = 100, 100, 1000
+
+    MF.size_favor = "large"
+    assert run(jobs, 4, order="multifactor", multifactor=MF)["start"] == [0, 10, 15]
+    MF.size_favor = "small"
+    assert run(jobs, 4, order="multifactor", multifactor=MF)["start"] == [0, 15, 10]
+
+
+def test_multifactor_fair_share_worked_by_hand():
+    # P=4.  User 0's job 0 runs 0..10 on all 4.  At 5 (calc period 1: a calculation),
+    # user 0 has accrued 4 x 5 = 20 processor-seconds, the total is 20, 2 users seen:
+    # fair share 2^-(20/20 x 2) = 0.25 for user 0, 1 for user 1.  So user 1's job 2
+    # (priority 1000) starts at 10 before user 0's job 1 (250), which waits for 15.
+    jobs = [(0, 10, 10, 4), (5, 5, 5, 4), (5, 5, 5, 4)]
+
+    class MF:
+        weight_age, weight_size, weight_fairshare = 0.0, 0.0, 1000.0
+        max_age, half_life, calc_period, size_favor = 100, 10**9, 1, "small"
+
+    result = run(jobs, 4, order="multifactor", multifactor=MF, user=[0, 0, 1])
+    assert result["start"] == [0, 15, 10]
+    assert run(jobs, 4, order="fcfs", user=[0, 0, 1])["start"] == [0, 10, 15]
+
+
 def test_rejects_what_it_does_not_model():
-    with pytest.raises(ValueError, match="multifactor"):
-        run(BLOCKED_HEAD, 4, order="multifactor")
+    with pytest.raises(ValueError, match="order"):
+        run(BLOCKED_HEAD, 4, order="lottery")
     with pytest.raises(ValueError, match="procs"):
         run([(0, 1, 1, 5)], 4)
 

@@ -2,7 +2,7 @@
 import site
 from importlib.metadata import distributions
 
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 import malleo
 from malleo._core import debug_directives, is_compiled
@@ -10,7 +10,7 @@ from malleo.emulator.cli import cli
 
 
 def test_version_names_the_compiled_core():
-    result = CliRunner().invoke(cli, ["--version"], catch_exceptions=False)
+    result = MalleoRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith(f"malleo {malleo.__version__}, compiled Cython core")
     assert ("debug" if debug_directives() else "release") in result.output
@@ -41,9 +41,24 @@ def test_subpackages_import_under_malleo():
 
 
 def test_unknown_command_exits_2():
-    result = CliRunner().invoke(cli, ["no-such-command"])
+    result = MalleoRunner().invoke(cli, ["no-such-command"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+
+
+def test_library_code_does_not_import_the_cli():
+    """Only the CLI imports the CLI: emulator/, malleo/ and plugin/ library modules do not
+    import malleo.emulator.cli (issue 13, part 2)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    offenders = [str(p.relative_to(root))
+                 for folder in ("emulator", "malleo", "plugin", "_core")
+                 for p in (root / folder).rglob("*.py")
+                 if "cli" not in p.relative_to(root).parts and p.name != "__main__.py"
+                 and re.search(r"malleo\.emulator\.cli\b|from \.+cli\b", p.read_text())]
+    assert offenders == []
 
 
 def test_a_source_tree_malleo_folder_that_shadows_the_install_says_so(tmp_path):

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 from matplotlib.image import imread
 
 from malleo.emulator import plots
@@ -197,7 +197,7 @@ def test_malleable_gantt_draws_size_changes_without_overlaps(malleable, tmp_path
 
 
 def test_replay_plot_option_draws_malleable_gantt(trace, tmp_path):
-    result = CliRunner().invoke(cli, ["replay", trace, "--malleable", "1",
+    result = MalleoRunner().invoke(cli, ["replay", trace, "--malleable", "1",
                                       "--plot", str(tmp_path / "p")],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -225,7 +225,7 @@ def test_trials_figure(tmp_path):
 
 
 def test_replay_and_compare_plot_options_write_pngs(trace, tmp_path):
-    runner = CliRunner()
+    runner = MalleoRunner()
     result = runner.invoke(cli, ["replay", trace, "--plot", str(tmp_path / "one"), "-q"],
                            catch_exceptions=False)
     assert result.exit_code == 0

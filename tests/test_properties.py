@@ -136,5 +136,7 @@ def test_orders_agree_when_all_keys_tie(simulate, workload, backfill, est_mode):
     if est_mode != "request":
         same = Workload(same.submit, [workload.runtime[0]] * n, same.estimate, same.procs,
                         [0] * n, same.total_procs)
-    schedules = [simulate(same, order, backfill, est_mode) for order in ORACLE_ORDERS]
+    # multifactor is left out: its keys also read each user's fair share, which differs
+    schedules = [simulate(same, order, backfill, est_mode) for order in ORACLE_ORDERS
+                 if order != "multifactor"]
     assert all(schedule == schedules[0] for schedule in schedules)

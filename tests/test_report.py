@@ -4,7 +4,7 @@ import re
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator.cli import cli
 from malleo.emulator.report import SECTIONS
@@ -14,7 +14,7 @@ from malleo.emulator.workload import generate_lublin
 
 
 def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return MalleoRunner().invoke(cli, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +78,10 @@ def test_report_of_a_tune_run_only(inputs, tmp_path):
 def test_report_rejects_other_files(tmp_path):
     other = tmp_path / "other.csv"
     other.write_text("a,b\n1,2\n")
-    result = CliRunner().invoke(cli, ["report", str(other), "-o", str(tmp_path / "x.html")])
+    result = MalleoRunner().invoke(cli, ["report", str(other), "-o", str(tmp_path / "x.html")])
     assert result.exit_code == 2
     assert "neither a per-job table" in result.output
-    result = CliRunner().invoke(cli, ["report", str(other), "--window", "5:1"])
+    result = MalleoRunner().invoke(cli, ["report", str(other), "--window", "5:1"])
     assert result.exit_code == 2
 
 
@@ -125,7 +125,7 @@ def test_malleable_replay_writes_its_logs_and_the_report_draws_the_sizes(inputs,
     without = images(_report(table, tmp_path / "b.html"))
     assert with_sizes[:3] == without[:3] and with_sizes[3] != without[3]
     # A log passed in place of its table is refused, naming the file.
-    res = CliRunner().invoke(cli, ["report", str(expanders), "-o", str(tmp_path / "x.html")])
+    res = MalleoRunner().invoke(cli, ["report", str(expanders), "-o", str(tmp_path / "x.html")])
     assert res.exit_code == 2 and "mall.expanders.csv" in res.output
     assert "pass the table itself" in res.output
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator.cli import cli
 from malleo.emulator.sacct import (RECOMMENDED_FORMAT, parse_duration, parse_json,
@@ -110,7 +110,7 @@ def test_never_started_jobs_are_kept_with_minus_one_and_dropped_by_the_reader(tm
     out = tmp_path / "o.swf"
     source = tmp_path / "in.txt"
     source.write_text(text)
-    assert CliRunner().invoke(cli, ["trace", "from-sacct", str(source), "-o", str(out)],
+    assert MalleoRunner().invoke(cli, ["trace", "from-sacct", str(source), "-o", str(out)],
                               catch_exceptions=False).exit_code == 0
     jobs, meta = read_swf(out, procs=64)
     assert len(jobs) == 1 and meta.dropped["runtime_missing"] == 2
@@ -211,9 +211,9 @@ def test_captured_slurmdbd_parsable_and_json_agree():
 def test_cli_writes_mappings_into_the_header(tmp_path):
     out = tmp_path / "site.swf.gz"
     ids = tmp_path / "ids.csv"
-    result = CliRunner().invoke(cli, ["trace", "from-sacct", str(DATA / "slurmdbd-22.05.json"),
+    result = MalleoRunner().invoke(cli, ["trace", "from-sacct", str(DATA / "slurmdbd-22.05.json"),
                                       "-o", str(out), "--procs", "8", "--map", str(ids),
-                                      "--computer", "malleo-local"], catch_exceptions=False)
+                                      "--computer", "malleo-local"])
     assert result.exit_code == 0
     assert "wrote 9 jobs" in result.stdout and "10 job steps folded" in result.stderr
     jobs, meta = read_swf(out)
@@ -222,7 +222,7 @@ def test_cli_writes_mappings_into_the_header(tmp_path):
     assert meta.partitions == ["1 debug"]
     assert len(jobs) == 8 and meta.dropped["runtime_missing"] == 1
     assert ids.read_text().splitlines()[:3] == ["swf_job,slurm_job_id", "1,1", "2,2"]
-    replayed = CliRunner().invoke(cli, ["replay", str(out), "--json", "-q"],
+    replayed = MalleoRunner().invoke(cli, ["replay", str(out), "--json", "-q"],
                                   catch_exceptions=False)
     assert replayed.exit_code == 0
 
@@ -230,10 +230,10 @@ def test_cli_writes_mappings_into_the_header(tmp_path):
 def test_cli_bad_input_exits_2(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("JobID|State\n1|COMPLETED\n")
-    result = CliRunner().invoke(cli, ["trace", "from-sacct", str(bad), "-o",
+    result = MalleoRunner().invoke(cli, ["trace", "from-sacct", str(bad), "-o",
                                       str(tmp_path / "o.swf")])
     assert result.exit_code == 2 and f"malleo: error: {bad}:1: sacct header lacks" in result.output
-    result = CliRunner().invoke(cli, ["trace", "from-sacct", str(bad), "--format", "json",
+    result = MalleoRunner().invoke(cli, ["trace", "from-sacct", str(bad), "--format", "json",
                                       "-o", str(tmp_path / "o.swf")])
     assert result.exit_code == 2 and "invalid JSON" in result.output
 

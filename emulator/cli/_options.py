@@ -11,15 +11,63 @@ from typing import Any, Callable
 
 import click
 
-from malleo.errors import MalleoError
-from malleo.policy import BACKFILLS, ESTIMATES, ORDERS, Policy
+from malleo.errors import MalleoError, PolicyError
+from malleo.limits import MAX_PROCS
+from malleo.knobs import Knob, knob, option_dest, table_knobs
+from malleo.policy import Policy
 
-POLICY_KEYS = ("order", "backfill", "estimate", "bf_max_job_test", "bf_window", "bf_resolution")
+POLICY_KEYS = tuple(name for name, k in table_knobs("").items() if k.option)
 """Policy attributes settable by an option of the same name (``--bf-window`` etc.)."""
 
 
+class KnobParam(click.ParamType):
+    """A knob's value from the command line, checked by the knob's own rule (exit 2 with
+    ``Invalid value for '--OPTION': what is wrong``)."""
+
+    def __init__(self, k: Knob):
+        self.knob = k
+        self.name = "integer" if k.type in ("int", "int list") else "number" \
+            if k.type == "float" else "text"
+
+    def convert(self, value, param, ctx):
+        k = self.knob
+        if k.type in ("int", "int list") and not isinstance(value, int):
+            try:
+                value = int(str(value).strip(), 10)
+            except ValueError:
+                self.fail(f"{value!r} is not an integer", param, ctx)
+        elif k.type == "float" and not isinstance(value, (int, float)):
+            try:
+                value = float(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a number", param, ctx)
+        what = k.problem([value] if k.type == "int list" else value)
+        if what:
+            self.fail(what, param, ctx)
+        return value
+
+
+def knob_option(k: Knob) -> Callable:
+    """The click option of a knob (its ``option`` name, type, check and help)."""
+    default = list(k.default) if isinstance(k.default, tuple) else k.default
+    shown = {True: "on", False: "off"}.get(default, default) if k.type == "bool" else default
+    help_text = f"{k.help[:1].upper()}{k.help[1:]}"
+    if k.unit and k.type in ("int", "float") and k.unit != "jobs":
+        help_text += f" ({k.unit})"
+    if k.type == "int list":
+        return click.option(k.option, option_dest(k), type=KnobParam(k), multiple=True,
+                            metavar=k.metavar, help=f"{help_text} (repeatable).")
+    if k.type == "bool":
+        return click.option(k.option, option_dest(k), default=None,
+                            help=f"{help_text}. [default: {shown}]")
+    kind = click.Choice(k.choices) if k.type == "choice" else KnobParam(k)
+    return click.option(k.option, option_dest(k), type=kind, default=None, metavar=k.metavar,
+                        help=f"{help_text}. [default: {shown}]")
+
+
 def policy_options(func: Callable) -> Callable:
-    """Add ``--config``, ``--order``, ``--backfill``, ``--estimate``, ``--bf-*`` to a command.
+    """Add ``--config`` and the options of the top-level knobs (``--order``,
+    ``--backfill``, ``--estimate``, ``--bf-*``; malleo.knobs) to a command.
 
     The command receives them under their names; build the policy with
     :func:`policy_from_options`.
@@ -29,20 +77,7 @@ def policy_options(func: Callable) -> Callable:
                      envvar="MALLEO_POLICY", show_envvar=True,
                      help="Policy file (TOML, see docs/policy-file.md); the options below "
                           "override its keys."),
-        click.option("--order", type=click.Choice(ORDERS), default=None,
-                     help="Queue order. [default: fcfs]"),
-        click.option("--backfill", type=click.Choice(BACKFILLS), default=None,
-                     help="Backfill mode. [default: easy]"),
-        click.option("--estimate", type=click.Choice(ESTIMATES), default=None,
-                     help="Runtime estimate used for planning. [default: request]"),
-        click.option("--bf-max-job-test", type=click.IntRange(min=1), default=None,
-                     metavar="K", help="slurm backfill: jobs given a reservation per pass. "
-                                       "[default: 500]"),
-        click.option("--bf-window", type=click.IntRange(min=1), default=None, metavar="SECONDS",
-                     help="slurm backfill: how far ahead reservations go. [default: 86400]"),
-        click.option("--bf-resolution", type=click.IntRange(min=1), default=None,
-                     metavar="SECONDS", help="slurm backfill: time resolution of planned "
-                                             "starts. [default: 60]"),
+        *(knob_option(k) for k in table_knobs("").values() if k.option),
     ]
     for option in reversed(options):
         func = option(func)
@@ -80,9 +115,10 @@ def workload_options(func: Callable) -> Callable:
     None), ``lenient``, ``procs_from``, ``overrun``, ``bsld_threshold``.
     """
     options = [
-        click.option("--procs", type=click.IntRange(min=1), default=None,
+        click.option("--procs", type=click.IntRange(min=1, max=MAX_PROCS), default=None,
                      help="Processors of the machine. [default: the trace header's]"),
-        click.option("--node-procs", type=click.IntRange(min=0), default=0, metavar="C",
+        click.option("--node-procs", type=click.IntRange(min=0, max=MAX_PROCS), default=0,
+                     metavar="C",
                      help="Allocate whole nodes of C processors (node-exclusive machine); "
                           "0: processor by processor. [default: 0]"),
         click.option("--jobs", "jobs", default=None, metavar="START:COUNT",
@@ -133,7 +169,11 @@ def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
     if match["k"]:
         if match["backfill"] != "slurm":
             raise MalleoError(f"(K=N) applies to slurm backfill only, got {spec!r}")
-        changes["bf_max_job_test"] = int(match["k"])
+        try:
+            changes["bf_max_job_test"] = knob("bf_max_job_test").check(
+                int(match["k"]), f"{spec}: K (bf_max_job_test)")
+        except PolicyError as exc:
+            raise MalleoError(str(exc)) from None
     if match["estimate"]:
         changes["estimate"] = match["estimate"]
     return (base or Policy()).replace(**changes)
@@ -146,64 +186,31 @@ def quiet_option(func: Callable) -> Callable:
 
 
 
-MALLEABILITY_OPTION_KEYS = ("malleable", "flex_kind", "flex_seed", "flex_min_procs",
-                            "flex_queue", "flex_user", "min_factor", "max_factor",
-                            "power_of_two", "speedup", "reconfig_cost", "min_interval",
-                            "reconfig_points", "estimate_scaling", "reconfig_policy",
-                            "moldable_start", "expand_mode")
+_FLEX_KNOBS = tuple(k for k in table_knobs("malleability").values() if k.option)
+"""The malleability knobs with an option of their own."""
+
+MALLEABILITY_OPTION_KEYS = (*(option_dest(k) for k in _FLEX_KNOBS), "reconfig_cost",
+                            "reconfig_points")
 """Parameter names :func:`malleability_options` adds to a command."""
 
 
 def malleability_options(func: Callable) -> Callable:
     """Add the malleability options (docs/malleability.md) to a command; apply them with
     :func:`apply_malleability_options`.  Each overrides the ``[malleability]`` key of the
-    policy; none given leaves the policy's table as it is."""
-    from malleo.policy import (EXPAND_MODES, ESTIMATE_SCALINGS, RECONFIG_POLICIES)
-
-    options = [
-        click.option("--malleable", type=click.FloatRange(0, 1), default=None,
-                     metavar="FRACTION",
-                     help="Share of the eligible jobs made flexible (chosen by --flex-seed). "
-                          "[default: 0, all rigid]"),
-        click.option("--flex-kind", type=click.Choice(("malleable", "moldable")), default=None,
-                     help="What the chosen jobs become. [default: malleable]"),
-        click.option("--flex-seed", type=int, default=None, metavar="SEED",
-                     help="Seed of the choice and of per-job speedup draws. [default: 0]"),
-        click.option("--flex-min-procs", type=click.IntRange(min=1), default=None, metavar="K",
-                     help="Only jobs of at least K processors are eligible. [default: 1]"),
-        click.option("--flex-queue", type=int, multiple=True, metavar="QUEUE",
-                     help="Only jobs of this SWF queue are eligible (repeatable)."),
-        click.option("--flex-user", type=int, multiple=True, metavar="USER",
-                     help="Only jobs of this SWF user are eligible (repeatable)."),
-        click.option("--min-factor", type=click.FloatRange(0, 1, min_open=True), default=None,
-                     metavar="X", help="Min size = max(1, floor(p0 x X)). [default: 0.5]"),
-        click.option("--max-factor", type=click.FloatRange(min=1), default=None, metavar="X",
-                     help="Max size = min(P, ceil(p0 x X)). [default: 2]"),
-        click.option("--power-of-two/--any-size", "power_of_two", default=None,
-                     help="Sizes chosen by the core are powers of two. [default: any size]"),
-        click.option("--speedup", default=None, metavar="MODEL",
-                     help="linear | amdahl:F | downey:A,SIGMA; a parameter LO~HI is drawn per "
-                          "job. [default: amdahl:0.05]"),
+    policy; none given leaves the policy's table as it is.  One option per knob with an
+    ``option`` (malleo.knobs), plus ``--reconfig-cost`` (two knobs) and
+    ``--reconfig-points`` (two knobs)."""
+    options = [knob_option(k) for k in _FLEX_KNOBS]
+    options.insert(
+        [option_dest(k) for k in _FLEX_KNOBS].index("min_interval"),
         click.option("--reconfig-cost", default=None, metavar="FIXED+PER_PROC",
                      help="Seconds without progress per reconfiguration: FIXED plus PER_PROC "
-                          "per processor moved, e.g. 10+0.5. [default: 0+0]"),
-        click.option("--min-interval", type=click.IntRange(min=0), default=None,
-                     metavar="SECONDS",
-                     help="Minimum time between two reconfigurations of a job. [default: 0]"),
+                          "per processor moved, e.g. 10+0.5. [default: 0+0]"))
+    options.insert(
+        [option_dest(k) for k in _FLEX_KNOBS].index("min_interval") + 2,
         click.option("--reconfig-points", default=None, metavar="any|checkin:SECONDS",
                      help="Resize at any pass, or at check-in points every SECONDS. "
-                          "[default: any]"),
-        click.option("--estimate-scaling", type=click.Choice(ESTIMATE_SCALINGS), default=None,
-                     help="A resized job's request scales with its speedup, or stays a fixed "
-                          "wall-clock limit. [default: speedup]"),
-        click.option("--reconfig-policy", type=click.Choice(RECONFIG_POLICIES), default=None,
-                     help="What resizes running malleable jobs. [default: dmr]"),
-        click.option("--moldable-start/--no-moldable-start", "moldable_start", default=None,
-                     help="Moldable jobs start at the size with the earliest expected end. "
-                          "[default: off]"),
-        click.option("--expand-mode", type=click.Choice(EXPAND_MODES), default=None,
-                     help="How an expansion gets its processors. [default: in-place]"),
-    ]
+                          "[default: any]"))
     for option in reversed(options):
         func = option(func)
     return func
@@ -214,32 +221,28 @@ def apply_malleability_options(policy: Policy, **values: Any) -> Policy:
 
     Raises:
         MalleoError / PolicyError: a malformed ``--reconfig-cost``, ``--reconfig-points``
-            or ``--speedup``, or an out-of-range value.
+            or ``--speedup``, or an out-of-range value (named by its option).
     """
     m = policy.malleability
     changes: dict[str, Any] = {}
-    direct = {"malleable": "fraction", "flex_kind": "kind", "flex_seed": "seed",
-              "flex_min_procs": "min_procs", "min_factor": "min_factor",
-              "max_factor": "max_factor", "power_of_two": "power_of_two",
-              "speedup": "speedup", "min_interval": "min_interval",
-              "estimate_scaling": "estimate_scaling", "reconfig_policy": "policy",
-              "moldable_start": "moldable_start", "expand_mode": "expand_mode"}
-    for option, key in direct.items():
-        if values.get(option) is not None:
-            changes[key] = values[option]
-    if values.get("flex_queue"):
-        changes["queues"] = tuple(values["flex_queue"])
-    if values.get("flex_user"):
-        changes["users"] = tuple(values["flex_user"])
+    for k in _FLEX_KNOBS:
+        value = values.get(option_dest(k))
+        if value is not None and value != ():
+            changes[k.name] = k.check(tuple(value) if k.type == "int list" else value,
+                                      k.option.split("/")[0])
     cost = values.get("reconfig_cost")
     if cost is not None:
         match = re.fullmatch(r"\s*([0-9.]+)\s*(?:\+\s*([0-9.]+)\s*)?", cost)
         try:
-            changes["reconfig_fixed"] = float(match.group(1))
-            changes["reconfig_per_proc"] = float(match.group(2) or 0.0)
+            fixed = float(match.group(1))
+            per_proc = float(match.group(2) or 0.0)
         except (AttributeError, ValueError):
             raise MalleoError(f"--reconfig-cost: expected FIXED+PER_PROC seconds "
                               f"(e.g. 10+0.5), got {cost!r}") from None
+        changes["reconfig_fixed"] = knob("malleability.reconfig_fixed").check(
+            fixed, "--reconfig-cost FIXED")
+        changes["reconfig_per_proc"] = knob("malleability.reconfig_per_proc").check(
+            per_proc, "--reconfig-cost PER_PROC")
     points = values.get("reconfig_points")
     if points is not None:
         match = re.fullmatch(r"\s*(any|checkin)(?::(\d+))?\s*", points)
@@ -248,7 +251,8 @@ def apply_malleability_options(policy: Policy, **values: Any) -> Policy:
                               f"got {points!r}")
         changes["points"] = match.group(1)
         if match.group(2):
-            changes["checkin_period"] = int(match.group(2))
+            changes["checkin_period"] = knob("malleability.checkin_period").check(
+                int(match.group(2)), "--reconfig-points checkin:SECONDS")
     if not changes:
         return policy
     return policy.replace(malleability=dataclasses.replace(m, **changes))

@@ -48,7 +48,7 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
     The malleability options (--malleable etc.) apply to the --policy specs and the
     defaults; a --config file keeps its own [malleability] table.
     """
-    from malleo.emulator.cli._format import compare_table
+    from malleo.emulator.formatting import compare_table
     from malleo.emulator.driver import load_workload, replay
     from malleo.policy_file import load_policy
 

@@ -26,12 +26,8 @@ from malleo.emulator.outputs import check_outputs
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
-def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
-           bf_resolution, malleable, flex_kind, flex_seed, flex_min_procs, flex_queue,
-           flex_user, min_factor, max_factor, power_of_two, speedup, reconfig_cost,
-           min_interval, reconfig_points, estimate_scaling, reconfig_policy, moldable_start,
-           expand_mode, procs, node_procs, jobs, lenient, procs_from, overrun, bsld_threshold,
-           as_json, out, swf_out, plot_dir, quiet) -> None:
+def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
+           bsld_threshold, as_json, out, swf_out, plot_dir, quiet, **knob_values) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
 
@@ -39,20 +35,12 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
     processors, seed 0).  The default policy is FCFS with EASY backfill; options override
     the keys of --config.
     """
-    from malleo.emulator.cli._format import replay_table
+    from malleo.emulator.formatting import replay_table
     from malleo.emulator.driver import load_workload, replay as run_replay
 
-    policy = policy_from_options(config, order=order, backfill=backfill, estimate=estimate,
-                                 bf_max_job_test=bf_max_job_test, bf_window=bf_window,
-                                 bf_resolution=bf_resolution)
-    policy = apply_malleability_options(
-        policy, malleable=malleable, flex_kind=flex_kind, flex_seed=flex_seed,
-        flex_min_procs=flex_min_procs, flex_queue=flex_queue, flex_user=flex_user,
-        min_factor=min_factor, max_factor=max_factor, power_of_two=power_of_two,
-        speedup=speedup, reconfig_cost=reconfig_cost, min_interval=min_interval,
-        reconfig_points=reconfig_points, estimate_scaling=estimate_scaling,
-        reconfig_policy=reconfig_policy, moldable_start=moldable_start,
-        expand_mode=expand_mode)
+    # knob_values: one parameter per policy knob option (malleo.knobs)
+    policy = apply_malleability_options(policy_from_options(config, **knob_values),
+                                        **knob_values)
     if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})

@@ -33,7 +33,7 @@ from malleo.errors import MalleoError
 @click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Trials to run, at most 100,000. [default: the whole grid; 20 for "
                    "random and tpe]")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the random and tpe searches.")
 @click.option("--split", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.7, show_default=True, metavar="FRACTION",

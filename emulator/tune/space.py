@@ -230,8 +230,8 @@ def _range(name: str, table: dict[str, Any], kind: tuple[str, Any], fail) -> Par
         raise fail(name, f"unknown range key {unknown[0]!r} (allowed: {', '.join(_RANGE_KEYS)})")
     if "low" not in table or "high" not in table:
         raise fail(name, "a range needs both low and high")
-    low = _valid(f"{name}", table["low"], kind, fail)
-    high = _valid(f"{name}", table["high"], kind, fail)
+    low = _valid(name, table["low"], kind, fail, "low")
+    high = _valid(name, table["high"], kind, fail, "high")
     if low > high:
         raise fail(name, f"low ({low}) must be <= high ({high})")
     is_log = table.get("log", False)
@@ -257,7 +257,9 @@ def _range(name: str, table: dict[str, Any], kind: tuple[str, Any], fail) -> Par
                  step=step, num=num, log=is_log)
 
 
-def _valid(name: str, value: Any, kind: tuple[str, Any], fail) -> Any:
+def _valid(name: str, value: Any, kind: tuple[str, Any], fail, bound: str = "") -> Any:
+    """``value`` checked by the key's own rule (the knob schema, malleo.knobs); ``bound``
+    (``low`` / ``high``) names the range bound in the message."""
     type_name, check = kind
     ok = {"string": isinstance(value, str),
           "integer": isinstance(value, int) and not isinstance(value, bool),
@@ -267,7 +269,7 @@ def _valid(name: str, value: Any, kind: tuple[str, Any], fail) -> Any:
                          f"got {value!r}")
     problem = check(value)
     if problem:
-        raise fail(name, problem)
+        raise fail(name, f"{bound} = {value!r}: {problem}" if bound else problem)
     return float(value) if type_name == "number" else value
 
 

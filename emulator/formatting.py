@@ -1,4 +1,5 @@
-"""Plain-text tables of replay metrics: one policy (``replay``) or side by side (``compare``)."""
+"""Text formatting of metrics and tables, shared by the CLI commands and the HTML report
+(library code: it imports nothing from the CLI)."""
 from __future__ import annotations
 
 import math
