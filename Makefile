@@ -8,6 +8,11 @@
 #                  debootstrap chroot with the Docker image's packages (make test-trixie;
 #                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI).
 #   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
+#   make test-containers  the slurm-docker images built with podman on that chroot's root
+#                  filesystem (no registry), compose.yaml's cluster started, a workload, the
+#                  agent and a malleable MPI job run and checked across containers, all torn
+#                  down (slurm-docker/podman-cluster.sh; MALLEO_SKIP_CONTAINERS=1 skips it on
+#                  a developer's machine, never in CI). make test runs it last.
 #   make build     build the extensions in place (release directives)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
@@ -24,6 +29,7 @@ TRIXIE_PYTEST_ARGS ?=
 test: deps system-deps build-debug
 	bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+	$(MAKE) test-containers
 
 test-trixie:
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
@@ -51,3 +57,9 @@ annotate:
 
 clean:
 	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so .pytest_cache .hypothesis
+
+# --- the container cluster, built and run with podman (issue 14) ----------------------------
+
+.PHONY: test-containers
+test-containers:
+	bash slurm-docker/podman-cluster.sh test
