@@ -310,14 +310,15 @@ do_run() {
     [ "$(job_field "$job" JobState)" = COMPLETED ] \
         || die "malleable job $job ended $(job_field "$job" JobState) (or did not end in 240 s)"
     sizes=$(cexec sed -n 's/^malleo: step [0-9]*: \([0-9]*\) nodes .*/\1/p' "/shared/jobs/heat/heat-$job.out" | tr '\n' ' ')
-    [ "${sizes% }" = "2 3 1" ] || die "the launcher's steps ran on '${sizes% }' nodes, expected '2 3 1'"
-    [ "${nodes_seen[*]}" = "2 3 1" ] || die "Slurm showed the job on ${nodes_seen[*]} nodes, expected 2 3 1"
+    # 2, expanded to 3, shrunk to 1 for the rigid job; once that ends the agent may expand again.
+    case "$sizes" in "2 3 1"|"2 3 1 "*) ;; *) die "the launcher's steps ran on '${sizes% }' nodes, expected 2 3 1 first" ;; esac
+    case "${nodes_seen[*]}" in "2 3 1"|"2 3 1 "*) ;; *) die "Slurm showed the job on ${nodes_seen[*]} nodes, expected 2 3 1 first" ;; esac
     result=$(cexec python3 -c "import json; print(json.load(open('/shared/jobs/heat/heat-$job.json'))['sha256'])") \
         || die "no result file heat-$job.json"
     [ "$result" = "$ref" ] || die "checksum $result differs from the fixed-size run's $ref"
     wait_for 60 "the rigid job" sh -c "[ \"\$(podman exec $ctl scontrol show job -o $rigid | tr ' ' '\n' | sed -n 's/^JobState=//p')\" = COMPLETED ]" \
         || die "the rigid job $rigid did not complete"
-    say "PASS: malleable job $job ran on 2, 3, then 1 node(s) across containers; checksum $result equals the fixed-size run's"
+    say "PASS: malleable job $job ran its steps on ${sizes% } nodes across containers (expanded, shrunk for the rigid job $rigid); checksum $result equals the fixed-size run's"
     say "all checks passed in $(elapsed "$t0")"
 }
 
