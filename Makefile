@@ -12,12 +12,22 @@
 #                  filesystem (no registry), compose.yaml's cluster started, a workload, the
 #                  agent and a malleable MPI job run and checked across containers, all torn
 #                  down (slurm-docker/podman-cluster.sh; MALLEO_SKIP_CONTAINERS=1 skips it on
-#                  a developer's machine, never in CI). make test runs it last.
-#   make build     build the extensions in place (release directives)
+#                  a developer's machine, never in CI). make test runs it after the chroot suite.
+#   make test-debian-python  README's first command and the non-Slurm suite with Debian 12's own
+#                  python3 in a debootstrap chroot (tests/debian-python.sh; docs/testing.md);
+#                  make test runs it last (MALLEO_SKIP_DEBIAN_PYTHON=1 skips it, never in CI)
+#   make test-python  make test's Python part only (no Slurm, no MPI tests)
+#   make deps      only the virtual environment with malleo's requirements (tests/python-env.sh)
+#   make build     install malleo from the checkout (editable), extensions in place, release
+#   make build-debug  the same with the debug directives (what make test uses)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
 
-PYTHON ?= python3
+# The virtual environment every Python step runs in (Debian's python3 is externally managed,
+# PEP 668): the active one ($VIRTUAL_ENV) when make runs inside one, otherwise .venv in the
+# checkout, made from python3 and kept while pyproject.toml's requirements are unchanged.
+VENV ?= $(or $(VIRTUAL_ENV),$(CURDIR)/.venv)
+PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
 PYTEST_ARGS ?=
 # the release directives of setup.py, so `make annotate` shows what the release build runs
@@ -25,29 +35,43 @@ ANNOTATE_DIRECTIVES = -X boundscheck=False -X wraparound=False -X initializedche
 TRIXIE_PYTEST_ARGS ?=
 
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
+.PHONY: venv test-debian-python test-python system-deps-python
 
-test: deps system-deps build-debug
-	bash tests/run-suite.sh $(PYTEST_ARGS)
+test: system-deps deps build-debug
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 	$(MAKE) test-containers
+	bash tests/debian-python.sh
 
 test-trixie:
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 
-deps:
-	$(PIP) install --quiet --disable-pip-version-check 'Cython>=3.0' 'setuptools>=68' numpy
-	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+# The venv with malleo's build, run and test requirements (malleo itself: build, build-debug).
+deps venv:
+	bash tests/python-env.sh $(VENV)
+
+test-debian-python:
+	bash tests/debian-python.sh
+
+# make test's Python part: no Slurm, no MPI (what tests/debian-python.sh runs on Debian 12).
+test-python: system-deps-python deps build-debug
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m "not slurm and not mpi" $(PYTEST_ARGS)
+
+system-deps-python:
+	bash slurm-docker/install-deps.sh --python
 
 system-deps:
 	bash slurm-docker/install-deps.sh --accounting
 
-build:
-	MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+# malleo installed from this checkout in editable mode, the extensions compiled in place (one
+# full compile: setuptools builds an editable install's extensions in a temporary folder).
+build: deps
+	$(PIP) install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
-build-debug:
-	MALLEO_CYTHON_DEBUG=1 MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+build-debug: deps
+	MALLEO_CYTHON_DEBUG=1 $(PIP) install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
-bench: build
+bench: deps build
 	$(PYTHON) bench/run_all.py
 
 annotate:
@@ -56,10 +80,11 @@ annotate:
 	@echo "open build/annotate/*.html"
 
 clean:
-	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so .pytest_cache .hypothesis
+	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so _core/.cython-directives .pytest_cache .hypothesis
 
 # --- the container cluster, built and run with podman (issue 14) ----------------------------
 
+# The venv's python runs slurm-docker/compose_podman.py (it needs PyYAML).
 .PHONY: test-containers
-test-containers:
-	bash slurm-docker/podman-cluster.sh test
+test-containers: deps
+	PYTHON=$(PYTHON) bash slurm-docker/podman-cluster.sh test

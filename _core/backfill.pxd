@@ -8,7 +8,7 @@ from libc.string cimport memmove
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
-from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
+from profile cimport (profile_t, profile_index, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, align_up)
 from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
 
@@ -108,13 +108,19 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
 cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Slurm sched/backfill: in queue order, start what fits now for its whole estimate;
     give the first bf_max_job_test others their earliest start on the bf_resolution grid
-    within bf_window; the rest only start if they fit now."""
+    within bf_window; the rest only start if they fit now.  With ``is_bf_round_down``
+    (Slurm's own rounding): expected ends stay exact, a reservation starts at the exact
+    earliest fit ``when`` and holds its processors until the grid instant at or before
+    ``when`` plus max(hold, bf_resolution); from that grid instant on it already holds the
+    processors it takes that were free before ``when`` (those released at ``when`` are busy
+    until then anyway)."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
     cdef intp_t q, j
-    cdef simtime_t when, hold
-    build_profile(s, res)
+    cdef simtime_t when, hold, held_from, held_to
+    cdef bint down = s.is_bf_round_down
+    build_profile(s, 1 if down else res)
     for q in range(head_pos, s.n_wait):
         if reserved >= s.bf_max_job_test and s.prof.free[0] == 0:
             break
@@ -124,9 +130,32 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             profile_reserve(&s.prof, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
         elif reserved < s.bf_max_job_test:
-            when = profile_earliest(&s.prof, grid_now, hold, s.procs[j], res)
+            if down:
+                when = profile_earliest(&s.prof, s.now, hold, s.procs[j], 1)
+            else:
+                when = profile_earliest(&s.prof, grid_now, hold, s.procs[j], res)
             if when >= 0 and when - s.now <= s.bf_window:
-                profile_reserve(&s.prof, when, when + hold, s.procs[j])
+                if down:
+                    # Slurm holds the reserved nodes from the grid instant at or before
+                    # ``when``; in counts, only the part of the job that runs on processors
+                    # already free before ``when`` (not released at ``when``) is held early.
+                    held_from = when - when % res
+                    if held_from < s.now:
+                        held_from = s.now
+                    held_to = when - when % res + (hold if hold > res else res)
+                    if held_to <= when:
+                        held_to = when + 1
+                    early = s.procs[j]
+                    if when > s.prof.time[0]:
+                        early = s.procs[j] - (s.prof.free[profile_index(&s.prof, when)]
+                                              - s.prof.free[profile_index(&s.prof, when - 1)])
+                    if early > s.procs[j]:
+                        early = s.procs[j]
+                    if early > 0 and held_from < when:
+                        profile_reserve(&s.prof, held_from, when, early)
+                    profile_reserve(&s.prof, when, held_to, s.procs[j])
+                else:
+                    profile_reserve(&s.prof, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
                 reserved += 1
     return 0

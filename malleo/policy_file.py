@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
-from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
+from malleo.input_files import read_text
+from malleo.toml_input import parse_toml
+from malleo.policy import (BACKFILLS, BF_ROUNDINGS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability,
+                           Multifactor,
                            Policy)
 
 __all__ = ["load_policy", "loads_policy", "dump_policy", "policy_to_dict", "TOP_KEYS",
@@ -60,6 +62,7 @@ TOP_KEYS: dict[str, tuple[str, _Check]] = {
     "bf_max_job_test": ("integer", _at_least(1)),
     "bf_window": ("integer", _at_least(1, " (seconds)")),
     "bf_resolution": ("integer", _at_least(1, " (seconds)")),
+    "bf_rounding": ("string", _one_of(BF_ROUNDINGS)),
 }
 """Top-level scalar keys of a policy file: key -> (TOML type, validity check)."""
 
@@ -112,6 +115,8 @@ _COMMENTS = {
     "bf_max_job_test": "slurm backfill: jobs given a reservation per pass (1 = EASY)",
     "bf_window": "slurm backfill: how far ahead reservations are made, seconds",
     "bf_resolution": "slurm backfill: planned starts rounded up to this many seconds",
+    "bf_rounding": "slurm backfill: up | down (Slurm's own: exact ends, reserve from the "
+                   "grid instant before)",
     "weight_age": "weight of the age factor min(wait, max_age) / max_age",
     "weight_size": "weight of the job size factor",
     "weight_fairshare": "weight of the fair-share factor 2^(-usage / shares)",
@@ -140,26 +145,13 @@ def load_policy(path: str | Path) -> Policy:
             unknown key, a wrong type or an out-of-range value.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read policy file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "policy file", PolicyError, max_bytes=1 << 20)
     return loads_policy(text, source=str(path))
 
 
 def loads_policy(text: str, source: str = "<policy>") -> Policy:
     """Parse policy TOML ``text``; ``source`` names it in error messages (``source:LINE``)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        match = re.search(r"\(at line (\d+), column \d+\)", msg)
-        line = match.group(1) if match else "1"
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg).strip()
-        reason = re.sub(r"\s*\(at end of document\)", "", reason)
-        raise PolicyError(f"{source}:{line}: invalid TOML: {reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(key_path: tuple[str, ...], what: str) -> PolicyError:

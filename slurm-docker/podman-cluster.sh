@@ -27,7 +27,8 @@
 # The build runs with --network none and the cluster's network is --internal: containers talk
 # only to each other. podman, runc and catatonit are installed with apt when missing.
 #
-# Environment: MALLEO_PODMAN_CACHE (above); MALLEO_SKIP_CONTAINERS=1 skips (exit 0, saying so;
+# Environment: PYTHON (an interpreter with PyYAML for compose_podman.py; default python3);
+# MALLEO_PODMAN_CACHE (above); MALLEO_SKIP_CONTAINERS=1 skips (exit 0, saying so;
 # for developers, refused under CI=true); MALLEO_PODMAN_STORAGE_DRIVER (overlay or vfs; default
 # as above).
 # Needs root; without root it skips, except under CI where it fails.
@@ -179,7 +180,8 @@ do_build() {
 
 # --- the cluster -----------------------------------------------------------------------------
 
-compose_py() { python3 "$here/compose_podman.py" "$@"; }
+# PYTHON: an interpreter with PyYAML (make passes the venv's; Debian's python3 has none).
+compose_py() { "${PYTHON:-python3}" "$here/compose_podman.py" "$@"; }
 cexec() { podman exec -w /shared/jobs "$ctl" "$@"; }
 
 do_down() {

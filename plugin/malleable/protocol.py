@@ -263,8 +263,17 @@ def ask(path: str, job_id: int, nodes: int, *, bounds: tuple[int, int] | None = 
                                         f"agent user (uids {sorted(trusted)}; set "
                                         f"{AGENT_USER_ENV})")
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock.sendall(request)
-            line = read_line(sock, MAX_ANSWER, deadline)
+            try:
+                sock.sendall(request)
+            except (BrokenPipeError, ConnectionResetError):
+                # A crowded endpoint answers "busy" and closes without reading the request:
+                # its answer may still be waiting here; with none, retry as for busy.
+                try:
+                    line = read_line(sock, MAX_ANSWER, deadline)
+                except (ValueError, OSError):
+                    line = None
+            else:
+                line = read_line(sock, MAX_ANSWER, deadline)
         except (TimeoutError, socket.timeout) as exc:
             raise Unreachable(errno.ETIMEDOUT, f"no answer from {path} within {timeout:g} s "
                                                f"({exc})") from None
@@ -277,13 +286,15 @@ def ask(path: str, job_id: int, nodes: int, *, bounds: tuple[int, int] | None = 
         finally:
             sock.close()
         try:
-            answer = loads(line)
+            answer = None if line is None else loads(line)
         except ValueError as exc:
             raise BadAnswer(f"endpoint answer: {exc}") from None
-        if isinstance(answer, dict) and answer.get("ok") is False and answer.get("busy") is True:
+        if line is None or (isinstance(answer, dict) and answer.get("ok") is False
+                            and answer.get("busy") is True):
             if time.monotonic() + delay >= deadline:
+                why = "closed without an answer" if answer is None else answer.get("error")
                 raise Unreachable(errno.ETIMEDOUT, f"{path} stayed busy for {timeout:g} s: "
-                                                   f"{str(answer.get('error'))[:200]}")
+                                                   f"{str(why)[:200]}")
             time.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, 0.5)
             continue
