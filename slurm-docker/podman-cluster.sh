@@ -311,7 +311,7 @@ do_run() {
     cexec cat "/shared/jobs/heat/heat-$job.out" | sed 's/^/    heat: /' >&2 || true
     [ "$(job_field "$job" JobState)" = COMPLETED ] \
         || die "malleable job $job ended $(job_field "$job" JobState) (or did not end in 240 s)"
-    sizes=$(cexec sed -n 's/^malleo: step [0-9]*: \([0-9]*\) nodes .*/\1/p' "/shared/jobs/heat/heat-$job.out" | tr '\n' ' ')
+    sizes=$(cexec sed -n 's/^malleo: step [0-9]*: \([0-9]*\) nodes\{0,1\} .*/\1/p' "/shared/jobs/heat/heat-$job.out" | tr '\n' ' ')
     # 2, expanded to 3, shrunk to 1 for the rigid job; once that ends the agent may expand again.
     case "$sizes" in "2 3 1"|"2 3 1 "*) ;; *) die "the launcher's steps ran on '${sizes% }' nodes, expected 2 3 1 first" ;; esac
     case "${nodes_seen[*]}" in "2 3 1"|"2 3 1 "*) ;; *) die "Slurm showed the job on ${nodes_seen[*]} nodes, expected 2 3 1 first" ;; esac
