@@ -25,7 +25,8 @@
 # overlay (each layer and container stores only its changes), vfs where the cache directory is
 # itself on overlayfs (inside a container), where the kernel refuses nested overlay mounts.
 # The build runs with --network none and the cluster's network is --internal: containers talk
-# only to each other. podman, runc and catatonit are installed with apt when missing.
+# only to each other. podman, runc, catatonit and the CNI plugins are installed with apt when
+# missing.
 #
 # Environment: PYTHON (an interpreter with PyYAML for compose_podman.py; default python3);
 # MALLEO_PODMAN_CACHE (above); MALLEO_SKIP_CONTAINERS=1 skips (exit 0, saying so;
@@ -73,12 +74,14 @@ setup_podman() {
     command -v podman >/dev/null || missing+=(podman)
     command -v runc >/dev/null || missing+=(runc)
     [ -x /usr/bin/catatonit ] || missing+=(catatonit)
+    [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)   # network_backend cni
     if [ ${#missing[@]} -gt 0 ]; then
         say "installing ${missing[*]}"
         for p in install "update install"; do
             [ "$p" = "update install" ] && { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || true; }
             DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-                --no-install-recommends podman runc catatonit >/dev/null 2>&1 && break
+                --no-install-recommends podman runc catatonit containernetworking-plugins \
+                >/dev/null 2>&1 && break
             [ "$p" = "update install" ] && die "could not install ${missing[*]} with apt-get"
         done
     fi
