@@ -8,6 +8,11 @@
 #                  debootstrap chroot with the Docker image's packages (make test-trixie;
 #                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI).
 #   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
+#   make test-containers  the slurm-docker images built with podman on that chroot's root
+#                  filesystem (no registry), compose.yaml's cluster started, a workload, the
+#                  agent and a malleable MPI job run and checked across containers, all torn
+#                  down (slurm-docker/podman-cluster.sh; MALLEO_SKIP_CONTAINERS=1 skips it on
+#                  a developer's machine, never in CI). make test runs it after the chroot suite.
 #   make test-debian-python  README's first command and the non-Slurm suite with Debian 12's own
 #                  python3 in a debootstrap chroot (tests/debian-python.sh; docs/testing.md);
 #                  make test runs it last (MALLEO_SKIP_DEBIAN_PYTHON=1 skips it, never in CI)
@@ -35,6 +40,7 @@ TRIXIE_PYTEST_ARGS ?=
 test: system-deps deps build-debug
 	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+	$(MAKE) test-containers
 	bash tests/debian-python.sh
 
 test-trixie:
@@ -75,3 +81,10 @@ annotate:
 
 clean:
 	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so _core/.cython-directives .pytest_cache .hypothesis
+
+# --- the container cluster, built and run with podman (issue 14) ----------------------------
+
+# The venv's python runs slurm-docker/compose_podman.py (it needs PyYAML).
+.PHONY: test-containers
+test-containers: deps
+	PYTHON=$(PYTHON) bash slurm-docker/podman-cluster.sh test

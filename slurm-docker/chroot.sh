@@ -7,7 +7,7 @@
 #
 #   chroot.sh [run] [PYTEST_ARGS...]   build (or reuse) the root filesystem, run
 #                                      pytest -m "slurm or mpi" PYTEST_ARGS inside it
-#   chroot.sh build                    only build (or reuse) the root filesystem
+#   chroot.sh build                    only build (or reuse) the root filesystem, print its path
 #   chroot.sh shell                    an interactive shell inside it (mounts as for run)
 #   chroot.sh clean                    delete the cache directory
 #
@@ -249,7 +249,8 @@ copy_checkout() {
 }
 
 build_rootfs
-[ "$cmd" = build ] && { say "root filesystem ready at $root ($(elapsed "$t_start"))"; exit 0; }
+# build prints the root filesystem's path on stdout (podman-cluster.sh imports it as an image).
+[ "$cmd" = build ] && { say "root filesystem ready at $root ($(elapsed "$t_start"))"; echo "$root"; exit 0; }
 
 t0=$(date +%s)
 copy_checkout "$root"

@@ -150,13 +150,30 @@ def test_chroot_installs_packages_txt_and_debian_13():
     assert '"$here/packages.txt"' in script
     assert 'apt-get install -y -q --no-install-recommends "${packages[@]}"' in script
     assert "suite=trixie" in script
-    assert re.search(r"^FROM debian:trixie-slim$", (DOCKER / "Dockerfile").read_text(), re.M)
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    # Debian 13 by default (a real Docker engine pulls it); podman-cluster.sh names its local
+    # image built from chroot.sh's root filesystem instead (--build-arg BASE_IMAGE=...).
+    assert re.search(r"^ARG BASE_IMAGE=debian:trixie-slim$", dockerfile, re.M)
+    assert [a for w, a in _instructions(dockerfile) if w == "FROM"] == ["${BASE_IMAGE}"]
 
 
-@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh"])
+@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh",
+                                  "podman-cluster.sh"])
 def test_scripts_parse(name):
     proc = subprocess.run(["bash", "-n", str(DOCKER / name)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_podman_build_overrides_only_the_build_arguments_the_dockerfile_declares():
+    """podman-cluster.sh's --build-arg names are ARGs of the Dockerfile, and PIP_OPTIONS is
+    empty by default, so a plain `docker build` installs from PyPI as before."""
+    script = (DOCKER / "podman-cluster.sh").read_text()
+    passed = set(re.findall(r"--build-arg ([A-Z_]+)=", script))
+    args = dict(a.partition("=")[::2] for w, a in _instructions((DOCKER / "Dockerfile").read_text())
+                if w == "ARG")
+    assert passed == {"BASE_IMAGE", "PIP_OPTIONS"} and passed <= set(args)
+    assert args["PIP_OPTIONS"] == '""'
+    assert "--network none" in script                  # the build reaches no network
 
 
 def test_entrypoint_brings_up_through_local_slurm():
