@@ -8,6 +8,13 @@
 #                  debootstrap chroot with the Docker image's packages (make test-trixie;
 #                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI).
 #   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
+#   make test-slurm-25.11  Slurm 25.11.7 built from ../shared/vendor and pyslurm 25.11 built
+#                  against it (both cached under /var/tmp by content hash), then the slurm and
+#                  mpi tests on a local 25.11 cluster with the CLI backend and the slurm tests
+#                  with the pyslurm backend (slurm-docker/prefix-suite.sh; docs/sysadmins.md)
+#   make test-forky  the slurm and mpi tests on Debian forky / Slurm 26.05 in a debootstrap
+#                  chroot (MALLEO_CHROOT_SUITE=forky slurm-docker/chroot.sh)
+#   make test-versions  both of the above (make test runs them after the trixie suite)
 #   make build     build the extensions in place (release directives)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
@@ -18,12 +25,16 @@ PYTEST_ARGS ?=
 # the release directives of setup.py, so `make annotate` shows what the release build runs
 ANNOTATE_DIRECTIVES = -X boundscheck=False -X wraparound=False -X initializedcheck=False -X nonecheck=False -X cdivision=True
 TRIXIE_PYTEST_ARGS ?=
+SLURM_2511_PYTEST_ARGS ?=
+FORKY_PYTEST_ARGS ?=
 
+.PHONY: test-slurm-25.11 test-forky test-versions
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
 
 test: deps system-deps build-debug
 	bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+	$(MAKE) test-versions
 
 test-trixie:
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
@@ -51,3 +62,13 @@ annotate:
 
 clean:
 	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so .pytest_cache .hypothesis
+
+# --- further Slurm versions (issue 14) ------------------------------------------------------
+
+test-versions: test-slurm-25.11 test-forky
+
+test-slurm-25.11:
+	PYTHON=$(PYTHON) bash slurm-docker/prefix-suite.sh $(SLURM_2511_PYTEST_ARGS)
+
+test-forky:
+	MALLEO_CHROOT_SUITE=forky bash slurm-docker/chroot.sh run $(FORKY_PYTEST_ARGS)

@@ -149,11 +149,12 @@ def test_chroot_installs_packages_txt_and_debian_13():
     script = (DOCKER / "chroot.sh").read_text()
     assert '"$here/packages.txt"' in script
     assert 'apt-get install -y -q --no-install-recommends "${packages[@]}"' in script
-    assert "suite=trixie" in script
+    assert 'suite="${MALLEO_CHROOT_SUITE:-trixie}"' in script     # Debian 13 unless told
     assert re.search(r"^FROM debian:trixie-slim$", (DOCKER / "Dockerfile").read_text(), re.M)
 
 
-@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh"])
+@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh",
+                                  "build-slurm.sh", "build-pyslurm.sh", "prefix-suite.sh"])
 def test_scripts_parse(name):
     proc = subprocess.run(["bash", "-n", str(DOCKER / name)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

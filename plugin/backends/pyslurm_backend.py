@@ -5,10 +5,17 @@ Written against pyslurm's documented API (pyslurm.github.io, 25.11): ``pyslurm.J
 ``Job.release()``, ``Job.cancel()``, ``JobSubmitDescription(...).submit()``,
 ``pyslurm.Nodes.load()``, ``pyslurm.Partitions.load()``, ``pyslurm.RPCError``.
 
-NOT EXERCISED: pyslurm 25.11 does not build against the Slurm Debian ships (22.05 on Debian 12,
-24.11 on Debian 13: "Slurm version mismatch"), so this module has run only as far as its
-import guard on malleo's test machines; its tests skip with that reason. The CLI backend is
-the tested one. Units follow the interface: pyslurm's minutes become seconds here.
+pyslurm 25.11 builds only against Slurm 25.11 ("Slurm version mismatch" against Debian's 22.05
+and 24.11); ``make test-slurm-25.11`` builds both (slurm-docker/build-slurm.sh,
+build-pyslurm.sh) and runs every slurm-marked test with this backend live on 25.11.7, and
+tests/test_slurm_backends_equal.py checks it reads and decides exactly as the CLI backend.
+Units follow the interface: pyslurm's minutes become seconds here.
+
+Initialisation: ``import pyslurm`` calls libslurm's ``slurm_init()``, which reads slurm.conf
+then and never again, and ends the process where none is found. This module imports it with
+``PYSLURM_DISABLE_AUTO_INIT=1`` and initialises on the first :class:`PyslurmBackend`, with its
+``conf`` (else SLURM_CONF / Slurm's default); a later backend naming another slurm.conf
+raises BackendNotAvailable rather than silently talking to the first cluster.
 """
 import os
 
@@ -17,12 +24,22 @@ from malleo.plugin.backends.errors import (
     BackendNotAvailable, SlurmCommandError, SlurmError, SlurmUnavailable, classify)
 from malleo.plugin.backends.model import Job, Node, Partition
 
+_AUTO_INIT = os.environ.get("PYSLURM_DISABLE_AUTO_INIT")
+os.environ["PYSLURM_DISABLE_AUTO_INIT"] = "1"
 try:  # pragma: no cover - depends on the site
     import pyslurm
     _IMPORT_ERROR: Exception | None = None
 except Exception as exc:  # ImportError, or a version-mismatch error raised at import
     pyslurm = None
     _IMPORT_ERROR = exc
+finally:
+    if _AUTO_INIT is None:
+        os.environ.pop("PYSLURM_DISABLE_AUTO_INIT", None)
+    else:
+        os.environ["PYSLURM_DISABLE_AUTO_INIT"] = _AUTO_INIT
+
+#: The slurm.conf libslurm was initialised with in this process ("" = Slurm's default), or None.
+_initialised_with: str | None = None
 
 SKIP_REASON = ("pyslurm is not importable here: pyslurm 25.11 builds only against Slurm 25.11 "
                "and this machine runs Debian's Slurm (22.05 on Debian 12, 24.11 on Debian 13); "
@@ -37,12 +54,29 @@ def unavailable_reason() -> str | None:
 
 
 def pyslurm_slurm_version() -> str:
-    """The Slurm version pyslurm was built for (pyslurm's versions follow Slurm's major.minor)."""
-    for attr in ("slurm_version", "version"):
-        fn = getattr(pyslurm, attr, None)
-        if callable(fn):
-            return str(fn())
+    """The Slurm version pyslurm was built for ("25.11.7": the headers it was compiled with;
+    pyslurm's own version follows Slurm's major.minor, its micro does not)."""
+    api = getattr(pyslurm, "slurm_api_version", None)
+    if callable(api):
+        return ".".join(str(int(x)) for x in api())
     return str(getattr(pyslurm, "__version__", ""))
+
+
+def _init(conf: str | None) -> None:
+    """Initialise libslurm once per process with ``conf`` (see the module docstring)."""
+    global _initialised_with
+    wanted = str(conf or os.environ.get("SLURM_CONF") or "")
+    if _initialised_with is None:
+        if wanted and not os.path.isfile(wanted):
+            raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
+        if wanted:
+            os.environ["SLURM_CONF"] = wanted
+        pyslurm.slurm_init(wanted or None)
+        _initialised_with = wanted
+    elif wanted != _initialised_with:
+        raise BackendNotAvailable(
+            f"pyslurm was initialised with slurm.conf {_initialised_with or '(default)'} in this "
+            f"process; libslurm cannot switch to {wanted or '(default)'}")
 
 
 def _minutes_to_seconds(value) -> int | None:
@@ -78,8 +112,8 @@ class PyslurmBackend(SlurmBackend):
         reason = unavailable_reason()
         if reason is not None:
             raise BackendNotAvailable(reason)
-        if conf is not None:
-            os.environ["SLURM_CONF"] = str(conf)
+        _init(conf)
+        self.conf = conf
 
     def _call(self, rpc: str, fn, *args):
         try:
@@ -90,7 +124,9 @@ class PyslurmBackend(SlurmBackend):
     # --- reading -------------------------------------------------------------------------
 
     def version(self) -> tuple[int, int, int]:
-        parts = [int(p) for p in pyslurm_slurm_version().split("-")[0].split(".")[:3] if p.isdigit()]
+        """The running slurmctld's version (from its configuration, one RPC)."""
+        text = str(self._call("slurm_load_ctl_conf", pyslurm.slurmctld.Config.load).version)
+        parts = [int(p) for p in text.split("-")[0].split(".")[:3] if p.isdigit()]
         return tuple((parts + [0, 0, 0])[:3])
 
     def ping(self) -> None:
