@@ -40,8 +40,9 @@ key=$(printf '%s\npyslurm %s\npython %s\n' "$(cat "$prefix/.malleo-built")" "$ve
 out="/var/tmp/malleo-pyslurm-$version-$key"
 site="$out/site"
 
+# Import only (no slurm.conf here: pyslurm's import-time slurm_init would end the process).
 check() {
-    PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c \
+    PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c \
         'import pyslurm, sys; sys.stdout.write(pyslurm.__version__)' 2>/dev/null
 }
 
@@ -75,7 +76,7 @@ say "building pyslurm $version against $prefix (Python $pyver); log $log"
         "$python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
         --target "$site" .
 ) >"$log" 2>&1 || { tail -30 "$log" >&2; say "pyslurm build failed; log $log"; exit 1; }
-got=$(check) || { say "pyslurm built but does not import: $(PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c 'import pyslurm' 2>&1 | tail -3)"; exit 1; }
+got=$(check) || { say "pyslurm built but does not import: $(PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c 'import pyslurm' 2>&1 | tail -3)"; exit 1; }
 rm -rf "$work"
 printf 'pyslurm=%s\npython=%s\nslurm_prefix=%s\nseconds=%s\n' "$got" "$pyver" "$prefix" \
     "$(( $(date +%s) - start ))" >"$out/.malleo-built"

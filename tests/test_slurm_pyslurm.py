@@ -80,10 +80,12 @@ def test_pyslurm_acts(backend, slurm_cluster, slurm_jobs, tmp_path):
     assert backend.job(job_id).state == "CANCELLED"
 
 
-def test_pyslurm_errors_are_typed(backend):
+def test_pyslurm_errors_are_typed(backend, tmp_path):
     from malleo.plugin.backends.errors import InvalidJobId
 
     with pytest.raises(InvalidJobId):
         backend.job(999_999_999)
     with pytest.raises(InvalidJobId):
-        backend.cancel(999_999_999)
+        backend.update_job(999_999_999, time_limit=60)
+    with pytest.raises(ValueError, match="extra_args"):
+        backend.submit(wrap="true", extra_args=["--exclusive"])

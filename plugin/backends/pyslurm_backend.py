@@ -11,6 +11,12 @@ build-pyslurm.sh) and runs every slurm-marked test with this backend live on 25.
 tests/test_slurm_backends_equal.py checks it reads and decides exactly as the CLI backend.
 Units follow the interface: pyslurm's minutes become seconds here.
 
+Node counts: pyslurm 25.11.2's ``Job.modify()`` drops ``nodes`` (its
+``JobSubmitDescription`` fills min/max nodes only for a new submission, not for an update),
+so a node-count change through it does nothing and raises nothing. :meth:`update_job`'s
+``num_nodes`` and :meth:`resize` therefore go through ``scontrol update`` (the CLI backend on
+the same slurm.conf); everything else goes through pyslurm.
+
 Initialisation: ``import pyslurm`` calls libslurm's ``slurm_init()``, which reads slurm.conf
 then and never again, and ends the process where none is found. This module imports it with
 ``PYSLURM_DISABLE_AUTO_INIT=1`` and initialises on the first :class:`PyslurmBackend`, with its
@@ -207,19 +213,24 @@ class PyslurmBackend(SlurmBackend):
         if required_nodes is not None:
             changes["required_nodes"] = (required_nodes if isinstance(required_nodes, str)
                                          else hostlist.compress(required_nodes))
-        if num_nodes is not None:
-            lo, hi = num_nodes if isinstance(num_nodes, (tuple, list)) else (num_nodes, num_nodes)
-            changes["nodes"] = {"min": int(lo), "max": int(hi)}
         if time_limit is not None:
             changes["time_limit"] = _time_str(time_limit)
-        if not changes:
+        if not changes and num_nodes is None:
             raise ValueError("update_job: nothing to change")
-        self._modify(job_id, **changes)
+        if changes:
+            self._modify(job_id, **changes)
+        if num_nodes is not None:       # pyslurm's modify drops nodes: see the module docstring
+            self._scontrol().update_job(job_id, num_nodes=num_nodes)
 
     def resize(self, job_id: int, num_nodes: int) -> None:
         if num_nodes < 1:
             raise ValueError(f"resize to {num_nodes} nodes: need at least 1")
-        self._modify(job_id, nodes=int(num_nodes))
+        self._scontrol().resize(job_id, num_nodes)
+
+    def _scontrol(self):
+        from malleo.plugin.backends.cli import CliBackend
+
+        return CliBackend(conf=self.conf)
 
     def cancel(self, job_id: int) -> None:
         self._call("slurm_kill_job", pyslurm.Job(int(job_id)).cancel)
