@@ -41,14 +41,21 @@ def endpoint(slurm_cluster):
 @pytest.mark.skipif(os.geteuid() != 0, reason="submitting as nobody and setuid need root")
 def test_owner_check_uses_slurms_owner(slurm_cluster, slurm_jobs, endpoint):
     backend = slurm_cluster.backend
+    # Raw sbatch options (--comment, --uid) need the CLI backend; the endpoint reads through
+    # the session's backend (MALLEO_SLURM_BACKEND).
+    from malleo.plugin.backends.cli import CliBackend
+
+    sbatch = CliBackend(conf=slurm_cluster.conf)
     if slurm_cluster.directory:
         # slurmd runs nobody's batch script from its spool under the cluster's private
         # directory (mkdtemp: 0700); nobody must be able to traverse it.
         os.chmod(slurm_cluster.directory, 0o711)
-    mine = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                          workdir="/tmp", extra_args=[MALLEABLE, "--uid=nobody"])
-    roots = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                           extra_args=[MALLEABLE])
+    # The uid as a number: Slurm 25.11's and 26.05's sbatch refuse --uid=nobody ("Invalid --uid
+    # specification"); every version takes the number.
+    mine = sbatch.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                         workdir="/tmp", extra_args=[MALLEABLE, f"--uid={NOBODY}"])
+    roots = sbatch.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                          extra_args=[MALLEABLE])
     rigid = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null")
     slurm_jobs += [mine, roots, rigid]
     assert running(backend, mine).user_id == NOBODY
