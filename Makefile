@@ -14,7 +14,9 @@
 #                  with the pyslurm backend (slurm-docker/prefix-suite.sh; docs/sysadmins.md)
 #   make test-forky  the slurm and mpi tests on Debian forky / Slurm 26.05 in a debootstrap
 #                  chroot (MALLEO_CHROOT_SUITE=forky slurm-docker/chroot.sh)
-#   make test-versions  both of the above (make test runs them after the trixie suite)
+#   make test-versions  both of the above (make test runs them after the trixie suite, and
+#                  starts their cached builds in the background first, overlapping the host
+#                  suite: slurm-docker/prebuild-versions.sh)
 #   make build     build the extensions in place (release directives)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
@@ -32,6 +34,7 @@ FORKY_PYTEST_ARGS ?=
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
 
 test: deps system-deps build-debug
+	PYTHON=$(PYTHON) bash slurm-docker/prebuild-versions.sh
 	bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 	$(MAKE) test-versions

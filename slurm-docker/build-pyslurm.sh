@@ -10,9 +10,10 @@
 # cythonizes with PYSLURM_BUILD_JOBS=2 and compiles with build_ext's parallel=2.
 # The result is a `pip install --target` directory:
 #   /var/tmp/malleo-pyslurm-<VERSION>-<KEY>/site
-# KEY = sha256 of (the prefix's .malleo-built stamp, pyslurm version, PYTHON's version)[:16];
+# KEY = sha256 of (the prefix's Slurm version and tarball sha256, pyslurm version, PYTHON's
+# version)[:16];
 # a second run with the same inputs returns at once. Use it with
-#   PYTHONPATH=SITE LD_LIBRARY_PATH=SLURM_PREFIX/lib
+#   PYTHONPATH=SITE LD_LIBRARY_PATH=SLURM_PREFIX/lib/slurm:SLURM_PREFIX/lib
 # --print-site prints SITE (building first if needed) and nothing else on stdout.
 set -euo pipefail
 
@@ -35,14 +36,18 @@ die() { say "$*"; exit 2; }
 
 pyver=$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])') \
     || die "--python $python does not run"
-key=$(printf '%s\npyslurm %s\npython %s\n' "$(cat "$prefix/.malleo-built")" "$version" "$pyver" \
+# The Slurm side of the key is its version and tarball only: pyslurm compiles against Slurm's
+# public headers, which configure options do not change, and finds libslurmfull through
+# LD_LIBRARY_PATH=PREFIX/lib/slurm (searched before the RUNPATH it was linked with).
+key=$(printf '%s\npyslurm %s\npython %s\n' \
+      "$(grep -E '^(version|tarball_sha256)=' "$prefix/.malleo-built")" "$version" "$pyver" \
       | sha256sum | cut -c1-16)
 out="/var/tmp/malleo-pyslurm-$version-$key"
 site="$out/site"
 
 # Import only (no slurm.conf here: pyslurm's import-time slurm_init would end the process).
 check() {
-    PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c \
+    PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib/slurm:$prefix/lib" "$python" -c \
         'import pyslurm, sys; sys.stdout.write(pyslurm.__version__)' 2>/dev/null
 }
 
@@ -76,7 +81,7 @@ say "building pyslurm $version against $prefix (Python $pyver); log $log"
         "$python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
         --target "$site" .
 ) >"$log" 2>&1 || { tail -30 "$log" >&2; say "pyslurm build failed; log $log"; exit 1; }
-got=$(check) || { say "pyslurm built but does not import: $(PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib" "$python" -c 'import pyslurm' 2>&1 | tail -3)"; exit 1; }
+got=$(check) || { say "pyslurm built but does not import: $(PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib/slurm:$prefix/lib" "$python" -c 'import pyslurm' 2>&1 | tail -3)"; exit 1; }
 rm -rf "$work"
 printf 'pyslurm=%s\npython=%s\nslurm_prefix=%s\nseconds=%s\n' "$got" "$pyver" "$prefix" \
     "$(( $(date +%s) - start ))" >"$out/.malleo-built"

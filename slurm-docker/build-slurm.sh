@@ -15,7 +15,8 @@
 #   squeue/sinfo --json (serializer/json)          libjson-c-dev
 #   slurmdbd's accounting_storage/mysql plugin     libmariadb-dev (mariadb_config)
 #   srun --mpi=pmix (Debian's Open MPI)             libpmix-dev (/usr/lib/x86_64-linux-gnu/pmix2)
-# Left out to shorten the build: slurmrestd, sview, X11, HDF5, NVML/RSMI, UCX, lua, PAM, debug.
+# --enable-multiple-slurmd: several slurmd per host (local-slurm.sh's virtual nodes).
+# Left out to shorten the build: static libraries, slurmrestd, sview, X11, HDF5, NVML/RSMI, UCX, lua, PAM, debug.
 # --deps installs those -dev packages (apt, as root) when missing.
 # --print-prefix prints the prefix (building first if needed) and nothing else on stdout.
 # Output of configure/make goes to PREFIX.log; on failure the log's tail is shown and exit is 1.
@@ -49,6 +50,10 @@ version="${version%.tar.*}"
 
 pmix_dir=/usr/lib/x86_64-linux-gnu/pmix2
 configure_opts=(
+    # Many slurmd on one host (local-slurm.sh's virtual nodes): without it 25.11 logs
+    # "Duplicated NodeHostName", cannot address n2..n16 ("_fwd_tree_get_addr: can't find
+    # address for host n2") and jobs stay COMPLETING on them. Debian builds with it too.
+    --enable-multiple-slurmd --disable-static
     --disable-slurmrestd --disable-sview --disable-x11 --disable-debug
     --without-hdf5 --without-nvml --without-rsmi --without-ucx --without-lua
     --without-rdkafka --without-freeipmi

@@ -54,7 +54,7 @@ run_pass() {  # run_pass BACKEND MARKER PYTEST_ARGS...
     env MALLEO_SLURM_PREFIX="$prefix" MALLEO_SLURM_BACKEND="$backend" \
         MALLEO_REQUIRE_SLURM=1 MALLEO_REQUIRE_PYSLURM=1 \
         PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" \
-        LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        LD_LIBRARY_PATH="$prefix/lib/slurm:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         PATH="$prefix/bin:$prefix/sbin:$PATH" \
         "$python" -m pytest -m "$marker" "$@"
     rc=$?

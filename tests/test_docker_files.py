@@ -153,7 +153,7 @@ def test_chroot_installs_packages_txt_and_debian_13():
     assert re.search(r"^FROM debian:trixie-slim$", (DOCKER / "Dockerfile").read_text(), re.M)
 
 
-@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh",
+@pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh", "prebuild-versions.sh",
                                   "build-slurm.sh", "build-pyslurm.sh", "prefix-suite.sh"])
 def test_scripts_parse(name):
     proc = subprocess.run(["bash", "-n", str(DOCKER / name)], capture_output=True, text=True)
