@@ -48,8 +48,8 @@ finally:
 _initialised_with: str | None = None
 
 SKIP_REASON = ("pyslurm is not importable here: pyslurm 25.11 builds only against Slurm 25.11 "
-               "and this machine runs Debian's Slurm (22.05 on Debian 12, 24.11 on Debian 13); "
-               "the pyslurm backend has not been exercised on it")
+               "(Debian ships 22.05, 24.11 and 26.05; `make test-slurm-25.11` builds Slurm "
+               "25.11 and pyslurm and runs this backend there)")
 
 
 def unavailable_reason() -> str | None:
