@@ -97,8 +97,11 @@ def test_agent_serves_the_endpoint_with_its_policy(slurm_cluster, slurm_jobs, tm
     policy.write_text('backfill = "easy"\n')
     sock = tmp_path / "run" / "r.sock"
     backend = slurm_cluster.backend
-    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                            extra_args=[MALLEABLE])
+    from malleo.plugin.backends.cli import CliBackend
+
+    # --comment (MALLEABLE) is a raw sbatch option: submitted through the CLI backend.
+    job_id = CliBackend(conf=slurm_cluster.conf).submit(
+        wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null", extra_args=[MALLEABLE])
     slurm_jobs.append(job_id)
     running(backend, job_id)
     proc = subprocess.Popen([sys.executable, "-c", "from malleo.emulator.cli import main; main()",

@@ -92,7 +92,7 @@ def test_agent_and_status_agree_under_both_backends(slurm_cluster, slurm_jobs, t
     assert before == after, "the frozen queue kept changing for 30 s"
     assert sorted(after) == sorted(ids)
     assert by_pyslurm == after
-    assert by_pyslurm[held].is_held and by_pyslurm[pending[3]].max_nodes == 4
+    assert by_pyslurm[held].is_held and by_pyslurm[held].priority == 0
 
     snap_cli, snap_py = read_snapshot(cli_backend), read_snapshot(py)
     assert sorted(snap_py.nodes, key=lambda n: n.name) == sorted(snap_cli.nodes, key=lambda n: n.name)

@@ -233,6 +233,9 @@ class PyslurmBackend(SlurmBackend):
         return CliBackend(conf=self.conf)
 
     def cancel(self, job_id: int) -> None:
+        # pyslurm 25.11.2's cancel of an unknown id returns without error: read it first
+        # (InvalidJobId when Slurm does not know it), as the CLI backend's scancel reports.
+        self._call("slurm_load_job", pyslurm.Job.load, int(job_id))
         self._call("slurm_kill_job", pyslurm.Job(int(job_id)).cancel)
 
     def submit(self, *, script: str | None = None, wrap: str | None = None,
