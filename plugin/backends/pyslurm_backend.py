@@ -136,14 +136,24 @@ class PyslurmBackend(SlurmBackend):
         return tuple((parts + [0, 0, 0])[:3])
 
     def ping(self) -> None:
+        # slurmctld.ping_primary(), not a load: with the controller stopped, pyslurm 25.11.2's
+        # Nodes.load() returned an empty collection without an error (the agent then saw "no
+        # usable nodes" instead of an outage).
         try:
-            pyslurm.Partitions.load()
+            resp = pyslurm.slurmctld.ping_primary()
         except pyslurm.RPCError as exc:
             raise SlurmUnavailable(str(exc)) from None
+        if not resp.is_responding:
+            raise SlurmUnavailable(f"Unable to contact slurm controller {resp.hostname} "
+                                   "(ping: not responding)")
 
     def nodes(self) -> list[Node]:
         out = []
-        for node in self._call("slurm_load_node", pyslurm.Nodes.load).values():
+        loaded = self._call("slurm_load_node", pyslurm.Nodes.load)
+        if not len(loaded):     # a cluster has nodes: an unanswered RPC (see ping())
+            self.ping()
+            raise SlurmUnavailable("slurm_load_node: pyslurm returned no nodes")
+        for node in loaded.values():
             base, *flags = str(node.state or "UNKNOWN").upper().split("+")
             out.append(Node(name=node.name, state=base, flags=tuple(flags),
                             cpus=int(node.total_cpus or 0),
