@@ -17,11 +17,21 @@
 #   make test-versions  both of the above (make test runs them after the trixie suite, and
 #                  starts their cached builds in the background first, overlapping the host
 #                  suite: slurm-docker/prebuild-versions.sh)
-#   make build     build the extensions in place (release directives)
+#   make test-debian-python  README's first command and the non-Slurm suite with Debian 12's own
+#                  python3 in a debootstrap chroot (tests/debian-python.sh; docs/testing.md);
+#                  make test runs it last (MALLEO_SKIP_DEBIAN_PYTHON=1 skips it, never in CI)
+#   make test-python  make test's Python part only (no Slurm, no MPI tests)
+#   make deps      only the virtual environment with malleo's requirements (tests/python-env.sh)
+#   make build     install malleo from the checkout (editable), extensions in place, release
+#   make build-debug  the same with the debug directives (what make test uses)
 #   make bench     the bench/ scripts on ../shared/traces (figures, never assertions)
 #   make annotate  cython -a reports of _core/*.pyx into build/annotate/
 
-PYTHON ?= python3
+# The virtual environment every Python step runs in (Debian's python3 is externally managed,
+# PEP 668): the active one ($VIRTUAL_ENV) when make runs inside one, otherwise .venv in the
+# checkout, made from python3 and kept while pyproject.toml's requirements are unchanged.
+VENV ?= $(or $(VIRTUAL_ENV),$(CURDIR)/.venv)
+PYTHON ?= $(VENV)/bin/python
 PIP ?= $(PYTHON) -m pip
 PYTEST_ARGS ?=
 # the release directives of setup.py, so `make annotate` shows what the release build runs
@@ -32,30 +42,44 @@ FORKY_PYTEST_ARGS ?=
 
 .PHONY: test-slurm-25.11 test-forky test-versions
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
+.PHONY: venv test-debian-python test-python system-deps-python
 
-test: deps system-deps build-debug
+test: system-deps deps build-debug
 	PYTHON=$(PYTHON) bash slurm-docker/prebuild-versions.sh
-	bash tests/run-suite.sh $(PYTEST_ARGS)
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 	$(MAKE) test-versions
+	bash tests/debian-python.sh
 
 test-trixie:
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
 
-deps:
-	$(PIP) install --quiet --disable-pip-version-check 'Cython>=3.0' 'setuptools>=68' numpy
-	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+# The venv with malleo's build, run and test requirements (malleo itself: build, build-debug).
+deps venv:
+	bash tests/python-env.sh $(VENV)
+
+test-debian-python:
+	bash tests/debian-python.sh
+
+# make test's Python part: no Slurm, no MPI (what tests/debian-python.sh runs on Debian 12).
+test-python: system-deps-python deps build-debug
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m "not slurm and not mpi" $(PYTEST_ARGS)
+
+system-deps-python:
+	bash slurm-docker/install-deps.sh --python
 
 system-deps:
 	bash slurm-docker/install-deps.sh --accounting
 
-build:
-	MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+# malleo installed from this checkout in editable mode, the extensions compiled in place (one
+# full compile: setuptools builds an editable install's extensions in a temporary folder).
+build: deps
+	$(PIP) install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
-build-debug:
-	MALLEO_CYTHON_DEBUG=1 MALLEO_CYTHON_FORCE=1 $(PYTHON) setup.py build_ext --inplace --quiet
+build-debug: deps
+	MALLEO_CYTHON_DEBUG=1 $(PIP) install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
-bench: build
+bench: deps build
 	$(PYTHON) bench/run_all.py
 
 annotate:
@@ -64,7 +88,7 @@ annotate:
 	@echo "open build/annotate/*.html"
 
 clean:
-	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so .pytest_cache .hypothesis
+	rm -rf build dist *.egg-info _core/*.c _core/*.html _core/*.so _core/.cython-directives .pytest_cache .hypothesis
 
 # --- further Slurm versions (issue 14) ------------------------------------------------------
 

@@ -2,13 +2,22 @@
 
 Set MALLEO_CYTHON_DEBUG=1 to build with the debug directives (boundscheck and
 initializedcheck on); CI's `make test` builds that way once.
+
+Every build is consistent: ``_core/.cython-directives`` records the directives and
+optimisation flags the generated ``_core/*.c`` files and the compiled modules were made with;
+when this build's differ (a release ``pip install .`` after a debug in-place build, or the
+reverse) every module is regenerated and recompiled, so ``malleo --version`` (the
+``_buildinfo`` module) always describes the modules beside it.  Wheels hold what runs: the
+compiled modules, ``.py``, ``.pxd`` and ``.pyi`` files, never the generated ``.c`` files.
 """
 import glob
+import json
 import os
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext as _build_ext
 
 DEBUG = os.environ.get("MALLEO_CYTHON_DEBUG", "0") not in ("", "0", "false", "no")
 
@@ -22,6 +31,24 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
+OPTIMISATION = ["-O1"] if DEBUG else ["-O3"]
+STAMP = os.path.join("_core", ".cython-directives")
+
+
+STAMP_TEXT = json.dumps({"directives": DIRECTIVES, "cflags": OPTIMISATION}, sort_keys=True)
+
+
+def _directives_changed() -> bool:
+    """True when the last completed build used other directives or flags (rebuild all)."""
+    try:
+        with open(STAMP, encoding="utf-8") as stamp:
+            return stamp.read() != STAMP_TEXT
+    except OSError:
+        return True
+
+
+FORCE = os.environ.get("MALLEO_CYTHON_FORCE", "0") == "1" or _directives_changed()
+
 extensions = [
     Extension(
         "malleo._core." + os.path.splitext(os.path.basename(path))[0],
@@ -31,7 +58,7 @@ extensions = [
             ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
             ("MALLEO_DEBUG_DIRECTIVES", "1" if DEBUG else "0"),
         ],
-        extra_compile_args=["-O3"] if not DEBUG else ["-O1"],
+        extra_compile_args=OPTIMISATION,
     )
     for path in sorted(glob.glob("_core/*.pyx"))
 ]
@@ -55,16 +82,38 @@ def _packages():
 
 PACKAGES = _packages()
 
+class build_ext(_build_ext):
+    """setuptools' build_ext, forced to recompile every module when the directives changed.
+
+    Its own staleness test compares file times only: a module compiled by an earlier build
+    with other flags would otherwise be kept beside freshly compiled ones.
+    """
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        self.force = self.force or FORCE
+
+    def run(self) -> None:
+        super().run()
+        # Written only once every module is built: pip runs setup.py several times per install.
+        with open(STAMP, "w", encoding="utf-8") as stamp:
+            stamp.write(STAMP_TEXT)
+
+
 setup(
+    cmdclass={"build_ext": build_ext},
     packages=sorted(PACKAGES),
     package_dir=PACKAGES,
     package_data={"malleo._core": ["*.pxd", "*.pyi"], "malleo": ["py.typed"]},
+    # Sources of the compiled modules are not package data (setuptools would otherwise add
+    # every extension source listed in SOURCES.txt to the wheel).
+    exclude_package_data={"malleo._core": ["*.c", "*.pyx", "*.html", ".cython-directives"]},
     ext_modules=cythonize(
         extensions,
         compiler_directives=DIRECTIVES,
         include_path=["_core"],
-        # Rebuild when the debug switch flips, not only when sources change.
-        force=os.environ.get("MALLEO_CYTHON_FORCE", "0") == "1",
+        # Regenerate when the directives change, not only when sources change.
+        force=FORCE,
     ),
     zip_safe=False,
 )

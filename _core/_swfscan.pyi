@@ -1,4 +1,4 @@
-"""Type stub for malleo._core._swfscan (the SWF body tokenizer)."""
+"""Type stub for malleo._core._swfscan (the incremental SWF body tokenizer)."""
 import numpy as np
 import numpy.typing as npt
 
@@ -6,16 +6,30 @@ BAD_FIELD_COUNT: int
 BAD_NUMBER: int
 BAD_INTEGER: int
 BAD_RANGE: int
+BAD_INEXACT: int
+BAD_INFINITE: int
 
-def scan(
-    text: bytes,                    # the whole decompressed trace
-    is_int: npt.NDArray[np.uint8],  # one flag per field: 1 = must hold an integral value
-    lenient: bool,                  # skip bad lines instead of stopping at the first
-) -> tuple[
-    npt.NDArray[np.int64],          # integer fields, shape (n_int, rows), file order
-    npt.NDArray[np.float64],        # other fields, shape (nfields - n_int, rows)
-    npt.NDArray[np.int64],          # byte offset of each good job line
-    list[tuple[int, int]],          # (start, end) byte ranges of comment lines
-    list[tuple[int, int, int, int, int]],  # bad lines: (line_start, kind, field, tok_start, tok_end)
-    dict[str, int],                 # "lines", "blank", "comment" counts
-]: ...
+class Scanner:
+    stopped: bool                   # a bad line stopped a strict scan
+    lenient: bool
+    rows: int                       # good job lines stored so far
+    lines: int                      # physical lines so far
+    blank: int
+    ncomment: int
+    comments_skipped: int           # comment lines past the byte budget (counted only)
+    comments: list[tuple[int, bytes]]          # (line number, text) of kept comment lines
+    bad: list[tuple[int, int, int, bytes]]     # first 3 per kind: (line, kind, field, token)
+    bad_counts: dict[int, int]                 # kind -> bad lines of that kind
+
+    def __init__(
+        self,
+        is_int: npt.NDArray[np.uint8],  # one flag per field: 1 = must hold an integral value
+        lenient: bool,                  # skip bad lines instead of stopping at the first
+        comment_budget: int = ...,      # bytes of comment text kept
+    ) -> None: ...
+    def feed(self, text: bytes) -> None: ...   # whole lines, "\n" ends only
+    def result(self) -> tuple[
+        list[npt.NDArray[np.int64]],    # integer fields, file order of good lines
+        list[npt.NDArray[np.float64]],  # other fields
+        npt.NDArray[np.int64],          # 1-based line number of each good line
+    ]: ...

@@ -1,28 +1,37 @@
-"""One-pass tokenizer for the body of a Standard Workload Format (SWF) trace.
+"""Incremental tokenizer for the body of a Standard Workload Format (SWF) trace.
 
-``scan`` reads the whole decompressed text once, without building a Python object per
-field: each job line must hold exactly ``nfields`` numbers separated by runs of spaces or
-tabs.  Values land field-major (each field is one contiguous row) in an int64 array for
-the integer fields, which must hold integral values, and a float64 array for the others.
-Lines starting with ``;`` are comments (their byte ranges are returned for the header
-parser); blank lines are skipped.  The first bad line stops the scan unless ``lenient``
-is true, in which case bad lines are skipped and reported.  Used by
-:mod:`malleo.emulator.swf`, which turns the reports into ``FILE:LINE: field N (name): ...``
-messages.
+A :class:`Scanner` is fed the decompressed text in chunks of whole lines and keeps only
+what it parsed: each job line must hold exactly ``nfields`` numbers separated by runs of
+spaces or tabs.  Values are stored field-major (each field one growing C buffer, grown
+by ``realloc``) as int64 for the integer fields, which must hold integral values, and
+float64 for the others, plus the 1-based line number of each job line.  Memory is
+therefore proportional to the job lines, never to the bytes read: blank lines cost
+nothing, comment lines are kept up to a byte budget (the header), and the caller holds
+one chunk at a time.  Lines starting with ``;`` are comments; blank lines are skipped.
+The first bad line stops the scan (``stopped``) unless ``lenient`` is true, in which case
+bad lines are skipped and reported.  Line ends are ``\\n`` only: the caller turns ``\\r\\n``
+and lone ``\\r`` into ``\\n`` before feeding.  Used by :mod:`malleo.emulator.swf`, which
+turns the reports into ``FILE:LINE: field N (name): ...`` messages.
 """
 import numpy as np
 
 from libc.stdint cimport INT64_MAX, int64_t, uint64_t, uint8_t
-from libc.stdlib cimport strtod
-from libc.math cimport floor
+from libc.stdlib cimport free, realloc, strtod
+from libc.string cimport memcpy
+from libc.math cimport floor, isfinite
 
-# Kinds of bad line, as reported in ``scan``'s ``bad`` list (mirrored in swf.py).
+cimport cython
+
+# Kinds of bad line, as reported in ``Scanner.bad`` (mirrored in swf.py).
 BAD_FIELD_COUNT = 1   # not exactly nfields tokens on a job line
 BAD_NUMBER = 2        # a token that is not a decimal number
 BAD_INTEGER = 3       # a decimal with a fractional part in an integer field
-BAD_RANGE = 4         # an integral value beyond int64 in an integer field
+BAD_RANGE = 4         # an integral value beyond int64 (or infinite) in an integer field
+BAD_INEXACT = 5       # an integer field in float notation at or beyond 2**53 (inexact)
+BAD_INFINITE = 6      # a value beyond the largest double (e.g. 1e400) in a float field
 
 cdef double INT64_BOUND = 9223372036854775808.0   # 2**63
+cdef double EXACT_BOUND = 9007199254740992.0      # 2**53: doubles are exact integers below
 
 # Powers of ten exactly representable in a double (Clinger's fast path bound).
 cdef double[23] POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -31,6 +40,8 @@ cdef double[23] POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 cdef enum:
     MAX_TOKEN = 255      # longest token handed to strtod (bytes)
     MAX_DIGITS = 19      # digits accumulated exactly (10**19 - 1 < 2**64)
+    FIRST_CAPACITY = 4096
+    REPORTS_PER_KIND = 3 # bad-line reports kept per kind (the others are only counted)
 
 
 cdef inline bint is_blank(uint8_t c) noexcept nogil:
@@ -112,118 +123,245 @@ cdef int parse_number(const uint8_t* s, Py_ssize_t n, double* out,
     return 0
 
 
-def scan(const uint8_t[::1] text, const uint8_t[::1] is_int, bint lenient):
-    """Tokenize an SWF body.
+@cython.final
+cdef class Scanner:
+    """Tokenize an SWF body fed in chunks of whole lines.
 
     Args:
-        text: the whole decompressed file, bytes.
         is_int: one flag per field (1 = an integer field: int64, must hold an integral
             value); its length is the number of fields per job line.
         lenient: skip bad lines (and report them all) instead of stopping at the first.
+        comment_budget: bytes of comment-line text kept (the header); comment lines past
+            it are counted in ``comments_skipped`` but not kept.
 
-    Returns:
-        ``(ints, floats, offsets, comments, bad, counts)``: ``ints`` int64 of shape
-        (integer fields, rows) and ``floats`` float64 of shape (other fields, rows), each
-        in field order, one column per good job line in file order; ``offsets`` int64[rows],
-        the byte offset where each of those lines starts; ``comments`` a list of
-        ``(start, end)`` byte ranges of comment lines (without the newline); ``bad`` a
-        list of ``(line_start, kind, field, token_start, token_end)`` with ``field``
-        1-based (the token count for BAD_FIELD_COUNT); ``counts`` a dict with ``lines``
-        (physical lines), ``blank`` and ``comment`` line counts.
+    Attributes:
+        stopped: a bad line was met in strict mode; further feeds are ignored.
+        lines, blank, ncomment: physical, blank and comment line counts so far.
+        comments: ``(line number, bytes)`` of each kept comment line (no newline).
+        bad: ``(line number, kind, field, token bytes)`` of the first bad lines of each
+            kind (at most 3 per kind: memory stays bounded however many there are),
+            ``field`` 1-based (the token count for BAD_FIELD_COUNT, token ``b""``).
+        bad_counts: kind -> number of bad lines of that kind.
     """
-    cdef Py_ssize_t n = text.shape[0]
-    cdef Py_ssize_t nfields = is_int.shape[0]
-    cdef Py_ssize_t cap = 1, n_int = 0, k
-    for k in range(nfields):
-        n_int += is_int[k] != 0
-    for k in range(n):
-        if text[k] == 10:
-            cap += 1
-    ints_arr = np.empty((n_int, cap), dtype=np.int64)
-    floats_arr = np.empty((nfields - n_int, cap), dtype=np.float64)
-    offsets_arr = np.empty(cap, dtype=np.int64)
-    slot_arr = np.empty(nfields, dtype=np.intp)       # field -> row in ints or floats
-    cdef int64_t[:, ::1] ints = ints_arr
-    cdef double[:, ::1] floats = floats_arr
-    cdef int64_t[::1] offsets = offsets_arr
-    cdef Py_ssize_t[::1] slot = slot_arr
-    cdef Py_ssize_t i_slot = 0, f_slot = 0
-    for k in range(nfields):
-        if is_int[k]:
-            slot[k] = i_slot
-            i_slot += 1
-        else:
-            slot[k] = f_slot
-            f_slot += 1
-    cdef const uint8_t* s = &text[0] if n > 0 else NULL
-    cdef Py_ssize_t pos = 0, line_start, tok_start, field, rows = 0
-    cdef Py_ssize_t lines = 0, blank = 0, ncomment = 0
-    cdef Py_ssize_t bad_field = 0, bad_tok_start = 0, bad_tok_end = 0
-    cdef int bad_kind = 0, parsed
-    cdef double value = 0
-    cdef int64_t exact = 0
-    comments = []
-    bad = []
-    while pos < n:
-        line_start = pos
-        lines += 1
-        field = 0
-        bad_kind = 0
-        while pos < n and is_blank(s[pos]):
-            pos += 1
-        if pos >= n or s[pos] == 10:
-            blank += 1
-            pos += 1
-            continue
-        if s[pos] == 59:                               # ';' comment line
-            while pos < n and s[pos] != 10:
-                pos += 1
-            comments.append((line_start, pos))
-            ncomment += 1
-            pos += 1
-            continue
-        while True:
+
+    cdef Py_ssize_t nfields, n_int, cap, budget
+    cdef readonly Py_ssize_t rows           # good job lines stored so far
+    cdef uint8_t* flags                     # nfields flags: 1 = integer field
+    cdef Py_ssize_t* slot                   # field -> its buffer in ints or floats
+    cdef int64_t** ints                     # n_int buffers of cap values
+    cdef double** floats                    # nfields - n_int buffers of cap values
+    cdef int64_t* numbers                   # 1-based line number of each stored row
+    cdef readonly bint lenient, stopped
+    cdef readonly Py_ssize_t lines, blank, ncomment, comments_skipped
+    cdef readonly list comments, bad
+    cdef readonly dict bad_counts
+
+    def __cinit__(self, const uint8_t[::1] is_int, bint lenient,
+                  Py_ssize_t comment_budget=1 << 24):
+        cdef Py_ssize_t k, i_slot = 0, f_slot = 0
+        self.nfields = is_int.shape[0]
+        self.flags = <uint8_t*>realloc(NULL, self.nfields + 1)
+        self.slot = <Py_ssize_t*>realloc(NULL, (self.nfields + 1) * sizeof(Py_ssize_t))
+        if self.flags == NULL or self.slot == NULL:
+            raise MemoryError()
+        for k in range(self.nfields):
+            self.flags[k] = is_int[k] != 0
+            if self.flags[k]:
+                self.slot[k] = i_slot
+                i_slot += 1
+            else:
+                self.slot[k] = f_slot
+                f_slot += 1
+        self.n_int = i_slot
+        self.ints = <int64_t**>realloc(NULL, (self.n_int + 1) * sizeof(int64_t*))
+        self.floats = <double**>realloc(NULL, (self.nfields - self.n_int + 1) * sizeof(double*))
+        if self.ints == NULL or self.floats == NULL:
+            raise MemoryError()
+        for k in range(self.n_int):
+            self.ints[k] = NULL
+        for k in range(self.nfields - self.n_int):
+            self.floats[k] = NULL
+        self.numbers = NULL
+        self.lenient = lenient
+        self.budget = comment_budget
+        self.comments = []
+        self.bad = []
+        self.bad_counts = {}
+
+    def __dealloc__(self):
+        self._release()
+        free(self.flags)
+        free(self.slot)
+        free(self.ints)
+        free(self.floats)
+
+    cdef void _release(self) noexcept:
+        cdef Py_ssize_t k
+        if self.ints != NULL:
+            for k in range(self.n_int):
+                free(self.ints[k])
+                self.ints[k] = NULL
+        if self.floats != NULL:
+            for k in range(self.nfields - self.n_int):
+                free(self.floats[k])
+                self.floats[k] = NULL
+        free(self.numbers)
+        self.numbers = NULL
+        self.cap = 0
+
+    cdef int _grow(self) except -1:
+        """Double the capacity of every buffer (realloc: large blocks are remapped, not
+        copied, and untouched pages use no memory)."""
+        cdef Py_ssize_t k, cap = FIRST_CAPACITY if self.cap == 0 else 2 * self.cap
+        cdef void* p
+        for k in range(self.n_int):
+            p = realloc(self.ints[k], cap * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            self.ints[k] = <int64_t*>p
+        for k in range(self.nfields - self.n_int):
+            p = realloc(self.floats[k], cap * sizeof(double))
+            if p == NULL:
+                raise MemoryError()
+            self.floats[k] = <double*>p
+        p = realloc(self.numbers, cap * sizeof(int64_t))
+        if p == NULL:
+            raise MemoryError()
+        self.numbers = <int64_t*>p
+        self.cap = cap
+        return 0
+
+    def feed(self, const uint8_t[::1] text):
+        """Scan ``text``: whole lines ending in ``\\n`` (the file's last may lack it)."""
+        cdef Py_ssize_t n = text.shape[0]
+        cdef const uint8_t* s = &text[0] if n > 0 else NULL
+        cdef Py_ssize_t pos = 0, line_start, tok_start, field, k
+        cdef Py_ssize_t bad_field = 0, bad_tok_start = 0, bad_tok_end = 0
+        cdef int bad_kind = 0, parsed
+        cdef uint8_t is_int
+        cdef double value = 0
+        cdef int64_t exact = 0
+        cdef int64_t* ivals[64]
+        cdef double* fvals[64]
+        if self.stopped:
+            return
+        if self.nfields > 64:
+            raise ValueError("at most 64 fields per line")
+        while pos < n:
+            line_start = pos
+            self.lines += 1
+            field = 0
+            bad_kind = 0
             while pos < n and is_blank(s[pos]):
                 pos += 1
-            if pos >= n or s[pos] == 10 or s[pos] == 59:   # end of line or trailing comment
-                break
-            tok_start = pos
-            while pos < n and s[pos] != 10 and not is_blank(s[pos]):
+            if pos >= n or s[pos] == 10:
+                self.blank += 1
                 pos += 1
-            if bad_kind == 0 and field < nfields:
-                parsed = parse_number(s + tok_start, pos - tok_start, &value, &exact)
-                if parsed < 0:
-                    bad_kind = BAD_NUMBER
-                elif not is_int[field]:
-                    floats[slot[field], rows] = value
-                elif parsed == 1:
-                    ints[slot[field], rows] = exact
-                elif value != floor(value):
-                    bad_kind = BAD_INTEGER
-                elif not (-INT64_BOUND < value < INT64_BOUND):
-                    bad_kind = BAD_RANGE
+                continue
+            if s[pos] == 59:                               # ';' comment line
+                while pos < n and s[pos] != 10:
+                    pos += 1
+                self.ncomment += 1
+                if pos - line_start <= self.budget:
+                    self.budget -= pos - line_start
+                    self.comments.append((self.lines, bytes(text[line_start:pos])))
                 else:
-                    ints[slot[field], rows] = <int64_t>value
-                if bad_kind != 0:
-                    bad_field = field + 1
-                    bad_tok_start = tok_start
-                    bad_tok_end = pos
-            field += 1
-        while pos < n and s[pos] != 10:                # skip a trailing comment
+                    self.budget = 0
+                    self.comments_skipped += 1
+                pos += 1
+                continue
+            if self.rows == self.cap:
+                self._grow()
+            for k in range(self.n_int):
+                ivals[k] = self.ints[k]
+            for k in range(self.nfields - self.n_int):
+                fvals[k] = self.floats[k]
+            while True:
+                while pos < n and is_blank(s[pos]):
+                    pos += 1
+                if pos >= n or s[pos] == 10 or s[pos] == 59:   # end of line or trailing comment
+                    break
+                tok_start = pos
+                while pos < n and s[pos] != 10 and not is_blank(s[pos]):
+                    pos += 1
+                if bad_kind == 0 and field < self.nfields:
+                    is_int = self.flags[field]
+                    parsed = parse_number(s + tok_start, pos - tok_start, &value, &exact)
+                    if parsed < 0:
+                        bad_kind = BAD_NUMBER
+                    elif not is_int:
+                        if isfinite(value):
+                            fvals[self.slot[field]][self.rows] = value
+                        else:
+                            bad_kind = BAD_INFINITE
+                    elif parsed == 1:
+                        ivals[self.slot[field]][self.rows] = exact
+                    elif not isfinite(value):
+                        bad_kind = BAD_RANGE
+                    elif value != floor(value):
+                        bad_kind = BAD_INTEGER
+                    elif not (-INT64_BOUND < value < INT64_BOUND):
+                        bad_kind = BAD_RANGE
+                    elif not (-EXACT_BOUND < value < EXACT_BOUND):
+                        bad_kind = BAD_INEXACT
+                    else:
+                        ivals[self.slot[field]][self.rows] = <int64_t>value
+                    if bad_kind != 0:
+                        bad_field = field + 1
+                        bad_tok_start = tok_start
+                        bad_tok_end = pos
+                field += 1
+            while pos < n and s[pos] != 10:                # skip a trailing comment
+                pos += 1
             pos += 1
-        pos += 1
-        if bad_kind == 0 and field != nfields:
-            bad_kind = BAD_FIELD_COUNT
-            bad_field = field
-            bad_tok_start = line_start
-            bad_tok_end = line_start
-        if bad_kind != 0:
-            bad.append((line_start, bad_kind, bad_field, bad_tok_start, bad_tok_end))
-            if not lenient:
-                break
-            continue
-        offsets[rows] = line_start
-        rows += 1
-    counts = {"lines": lines, "blank": blank, "comment": ncomment}
-    return (ints_arr[:, :rows], floats_arr[:, :rows], offsets_arr[:rows], comments, bad,
-            counts)
+            if bad_kind == 0 and field != self.nfields:
+                bad_kind = BAD_FIELD_COUNT
+                bad_field = field
+                bad_tok_start = line_start
+                bad_tok_end = line_start
+            if bad_kind != 0:
+                seen = self.bad_counts.get(bad_kind, 0)
+                self.bad_counts[bad_kind] = seen + 1
+                if seen < REPORTS_PER_KIND:
+                    self.bad.append((self.lines, bad_kind, bad_field,
+                                     bytes(text[bad_tok_start:bad_tok_end])))
+                if not self.lenient:
+                    self.stopped = True
+                    return
+                continue
+            self.numbers[self.rows] = self.lines
+            self.rows += 1
+
+    def result(self):
+        """The stored rows, releasing the buffers (call once, after the last feed).
+
+        Returns:
+            ``(ints, floats, line_numbers)``: lists of 1-D arrays, one per integer field
+            (int64) and per other field (float64) in field order, and the int64 line
+            number of each row.
+        """
+        cdef Py_ssize_t k, rows = self.rows
+        ints, floats = [], []
+        for k in range(self.n_int):
+            ints.append(_take_int(self.ints[k], rows))
+            free(self.ints[k])
+            self.ints[k] = NULL
+        for k in range(self.nfields - self.n_int):
+            arr = np.empty(rows, dtype=np.float64)
+            if rows:
+                memcpy(<void*><size_t>arr.ctypes.data, self.floats[k], rows * sizeof(double))
+            floats.append(arr)
+            free(self.floats[k])
+            self.floats[k] = NULL
+        numbers = _take_int(self.numbers, rows)
+        self._release()
+        self.rows = 0
+        return ints, floats, numbers
+
+
+cdef object _take_int(int64_t* data, Py_ssize_t rows):
+    """A fresh int64 array holding ``rows`` values copied from ``data``."""
+    arr = np.empty(rows, dtype=np.int64)
+    if rows:
+        memcpy(<void*><size_t>arr.ctypes.data, data, rows * sizeof(int64_t))
+    return arr

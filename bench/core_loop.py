@@ -116,7 +116,10 @@ def memory_child(npz, total, order, backfill):
         f"r = simulate(*cols, {total}, Policy(order={order!r}, backfill={backfill!r}))\n"
         "after = status('VmHWM:')\n"
         "print((after - before) * 1024)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # -P: the current directory is not put on sys.path, so a run from the repository root
+    # imports the installed malleo, not the source tree's malleo/ folder (issue 16).
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
+                         check=True)
     return int(out.stdout.strip())
 
 

@@ -34,7 +34,8 @@ TARGET = ("RICC-2010-2.swf.gz", 5.0)
 
 def malleo_command() -> list[str]:
     exe = shutil.which("malleo")
-    return [exe] if exe else [sys.executable, "-m", "malleo"]
+    # -P: from the repository root, the checkout's malleo/ folder must not shadow the install
+    return [exe] if exe else [sys.executable, "-P", "-m", "malleo"]
 
 
 def whole_command(path: pathlib.Path, repeat: int) -> dict:

@@ -26,7 +26,7 @@ from malleo.emulator import metrics
 __all__ = ["timeline_figure", "wait_cdf_figure", "bsld_classes_figure", "gantt_figure",
            "trials_figure", "write_replay_plots", "SIZE_CLASSES", "RUNTIME_CLASSES",
            "default_window", "MAX_LINE_POINTS", "size_segments", "first_fit_rectangles",
-           "processor_sizes"]
+           "processor_sizes", "timeline_bin", "binned", "BINS"]
 
 SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
     ("1", 1, 1), ("2–4", 2, 4), ("5–16", 5, 16), ("17–64", 17, 64),
@@ -40,6 +40,20 @@ RUNTIME_CLASSES: tuple[tuple[str, int, int], ...] = (
 
 MAX_LINE_POINTS = 4000
 """Timeline curves are sampled at most at this many instants (a step function sampled)."""
+
+RAW_TIMELINE_EVENTS = 2000
+"""A run whose timeline changes at most this many times is drawn as its exact step function;
+a longer one as per-bin means with a min-max band (see :data:`BINS`)."""
+
+BINS: tuple[tuple[int, str], ...] = (
+    (60, "1-minute"), (300, "5-minute"), (900, "15-minute"), (3600, "hourly"),
+    (6 * 3600, "6-hour"), (86400, "daily"), (7 * 86400, "weekly"), (30 * 86400, "30-day"))
+"""Aggregation bins of a long timeline, (seconds, adjective): the finest giving at most
+:data:`MAX_BINS` bins over the span is used."""
+
+MAX_BINS = 400
+"""At most this many bins across a figure about 1,000 pixels wide: 2.5 pixels or more each,
+so the mean line and its band stay readable."""
 
 GANTT_MAX_JOBS = 5000
 """A Gantt window holding more jobs draws only the first this many (by start)."""
@@ -72,8 +86,63 @@ def _sampled(line: pd.DataFrame, columns: Sequence[str], t0: float, t1: float
     return grid, {c: line[c].to_numpy()[index] for c in columns}
 
 
+def timeline_bin(span: float) -> tuple[int, str]:
+    """The aggregation bin for a timeline spanning ``span`` seconds: (seconds, adjective),
+    the finest of :data:`BINS` giving at most :data:`MAX_BINS` bins (the coarsest if none)."""
+    for width, name in BINS:
+        if span / width <= MAX_BINS:
+            return width, name
+    return BINS[-1]
+
+
+def binned(times: np.ndarray, values: np.ndarray, t0: float, width: int, bins: int,
+           end: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Time-weighted mean, minimum and maximum of a step function over equal bins.
+
+    Args:
+        times: increasing instants (s); ``values[i]`` holds on ``[times[i], times[i+1])``,
+            the last one until the end of the last bin; before ``times[0]`` the value is 0.
+        t0: start of the first bin (s); ``width``: bin length (s); ``bins``: their number.
+        end: where the last bin stops (s), if before its full width (the end of the run):
+            its mean is over the part up to ``end`` only.
+
+    Returns:
+        ``(mean, low, high)``, one entry per bin ``[t0 + k*width, t0 + (k+1)*width)``;
+        ``low``/``high`` over every value the function takes inside the bin.
+    """
+    times = np.asarray(times, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    if len(times) == 0 or times[0] > t0:  # the function is 0 before its first event
+        times = np.concatenate([[min(t0, times[0]) if len(times) else t0], times])
+        values = np.concatenate([[0.0], values])
+    edges = t0 + width * np.arange(bins + 1, dtype=np.float64)
+    if end is not None and edges[-2] < end < edges[-1]:
+        edges[-1] = end
+    # area under the step function from times[0] to each edge
+    area = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
+    k = np.clip(np.searchsorted(times, edges, side="right") - 1, 0, len(times) - 1)
+    at_edge = area[k] + values[k] * (edges - times[k])
+    mean = np.diff(at_edge) / np.diff(edges)
+    # The values taken inside bin j: segments first[j] .. last[j] - 1 (reduceat on
+    # interleaved start/end pairs; a sentinel makes an end at len(values) valid).
+    first = k[:-1]
+    last = np.maximum(np.searchsorted(times, edges[1:], side="left"), first + 1)
+    pairs = np.column_stack([first, last]).ravel()
+    padded = np.append(values, 0.0)
+    low = np.minimum.reduceat(padded, pairs)[::2]
+    high = np.maximum.reduceat(padded, pairs)[::2]
+    return mean, low, high
+
+
 def timeline_figure(runs: Mapping[str, pd.DataFrame], procs: int | None = None) -> Figure:
     """Utilization (or busy processors) and queue length over time, one line per run.
+
+    A run whose timeline changes at most :data:`RAW_TIMELINE_EVENTS` times is drawn exactly
+    (a step function). Longer runs (a trace of months) are aggregated to a resolution chosen
+    from the span (:func:`timeline_bin`: hourly for two weeks, daily for a year, weekly for
+    two years): each
+    bin's time-weighted mean as a line, its minimum-maximum as a band, the resolution
+    written on the time axis.
 
     Args:
         runs: name -> per-job table.
@@ -84,17 +153,36 @@ def timeline_figure(runs: Mapping[str, pd.DataFrame], procs: int | None = None) 
     t0 = min(float(j["submit"].min()) for j in runs.values() if len(j))
     t1 = max(float(j["end"].max()) for j in runs.values() if len(j))
     scale, unit = _time_unit(t1 - t0)
+    width, adjective = timeline_bin(t1 - t0)
+    bins = max(1, int(np.ceil((t1 - t0) / width)))
+    aggregated = False
     for name, jobs in runs.items():
         if not len(jobs):
             continue
         line = _timeline(jobs, procs)
-        x, values = _sampled(line, ("utilization", "busy_procs", "queued_jobs"), t0, t1)
-        x = (x - t0) / scale
-        if procs:
-            top.step(x, 100 * values["utilization"], where="post", label=name, lw=1)
-        else:
-            top.step(x, values["busy_procs"], where="post", label=name, lw=1)
-        bottom.step(x, values["queued_jobs"], where="post", label=name, lw=1)
+        column = "utilization" if procs else "busy_procs"
+        factor = 100.0 if procs else 1.0
+        if len(line) <= RAW_TIMELINE_EVENTS:
+            x, values = _sampled(line, (column, "queued_jobs"), t0, t1)
+            x = (x - t0) / scale
+            drawn = top.step(x, factor * values[column], where="post", label=name, lw=1)
+            bottom.step(x, values["queued_jobs"], where="post", label=name, lw=1,
+                        color=drawn[0].get_color())
+            continue
+        aggregated = True
+        x = (t0 + width * (np.arange(bins) + 0.5) - t0) / scale
+        times = line["time"].to_numpy()
+        for axes, values, k in ((top, line[column].to_numpy(), factor),
+                                (bottom, line["queued_jobs"].to_numpy(), 1.0)):
+            mean, low, high = binned(times, values, t0, width, bins, end=t1)
+            drawn = axes.plot(x, k * mean, label=f"{name} ({adjective} mean)", lw=1)
+            axes.fill_between(x, k * low, k * high, color=drawn[0].get_color(), alpha=0.2,
+                              lw=0, label=f"{name} ({adjective} min–max)")
+    if aggregated:
+        bottom.set_xlabel(f"time since first submit ({unit}); long runs: {adjective} mean, "
+                          f"band = {adjective} min–max")
+    else:
+        bottom.set_xlabel(f"time since first submit ({unit})")
     if procs:
         top.set_ylabel("utilization (% of processors)")
         top.set_ylim(0, 105)
@@ -103,7 +191,6 @@ def timeline_figure(runs: Mapping[str, pd.DataFrame], procs: int | None = None) 
     top.set_title("Utilization over time" if procs else "Busy processors over time")
     bottom.set_title("Queue length over time (jobs submitted, not started)")
     bottom.set_ylabel("waiting jobs")
-    bottom.set_xlabel(f"time since first submit ({unit})")
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
         axes.legend(loc="upper right", fontsize="small")

@@ -24,8 +24,10 @@ import pandas as pd
 from malleo.emulator import metrics
 from malleo.emulator.results import group_history, log_paths
 from malleo.errors import MalleoError
+from malleo.input_files import read_text
+from malleo.limits import MAX_PROCS, MAX_TIME
 
-__all__ = ["Inputs", "read_inputs", "build_report", "SECTIONS"]
+__all__ = ["Inputs", "read_inputs", "build_report", "check_replay_table", "SECTIONS"]
 
 SECTIONS = ("Summary", "Utilization and queue length", "Wait-time distribution",
             "Bounded slowdown by job class", "Gantt chart", "Tuning")
@@ -64,16 +66,19 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
             if suffix in (".parquet", ".pq"):
                 frame = pd.read_parquet(path)
             elif suffix == ".csv":
-                frame = pd.read_csv(path, nrows=0)
+                text = read_text(path, "CSV table")
+                frame = pd.read_csv(io.StringIO(text), nrows=0)
             else:
                 raise MalleoError(f"{path}: expected a .csv or .parquet file")
-        except (OSError, ValueError, ImportError) as exc:
+        except (OSError, ValueError, ImportError, pd.errors.ParserError,
+                pd.errors.EmptyDataError) as exc:
             raise MalleoError(f"{path}: cannot read: {exc}") from None
         name = _unique(path.stem, {**replays, **tunes})
         if is_results_table(frame.columns):
-            tunes[name] = read_results(path)
+            tunes[name] = read_results(path, text if suffix == ".csv" else None)
         elif all(c in frame.columns for c in _NEEDED):
-            replays[name] = frame if suffix != ".csv" else pd.read_csv(path)
+            replays[name] = check_replay_table(path, frame if suffix != ".csv"
+                                               else _read_csv(path, text))
             history = _size_history(log_paths(path)[0])
             if history is not None:
                 sizes[name] = history
@@ -92,13 +97,108 @@ def _size_history(path: Path) -> dict[int, list[tuple[int, int]]] | None:
     """job_id -> [(time, processors), ...] from a size log, or None when there is none."""
     if not path.exists():
         return None
-    try:
-        log = pd.read_parquet(path) if path.suffix.lower() != ".csv" else pd.read_csv(path)
-    except (OSError, ValueError, ImportError) as exc:
-        raise MalleoError(f"{path}: cannot read the size log: {exc}") from None
+    if path.suffix.lower() != ".csv":
+        try:
+            log = pd.read_parquet(path)
+        except (OSError, ValueError, ImportError) as exc:
+            raise MalleoError(f"{path}: cannot read the size log: {exc}") from None
+    else:
+        log = _read_csv(path)
     if list(log.columns) != list(_SIZE_LOG):
         raise MalleoError(f"{path}: not a size log (columns {', '.join(_SIZE_LOG)})")
+    for column, low, high in (("job_id", None, None), ("time", 0, MAX_TIME),
+                              ("procs", 0, MAX_PROCS)):
+        log[column] = _integers(path, log, column, low, high)
     return group_history(log["job_id"], log["time"], log["procs"])
+
+
+def _read_csv(path: Path, text: str | None = None) -> pd.DataFrame:
+    """A CSV table whose every record has as many cells as its header (pandas would take
+    an extra cell for an index, or shift the columns, without a word).  ``text``: the
+    file's content when already read."""
+    import csv
+
+    if text is None:
+        text = read_text(path, "CSV table")
+    try:
+        width = None
+        for number, record in enumerate(csv.reader(io.StringIO(text)), start=1):
+            if width is None:
+                width = len(record)
+            elif record and len(record) != width:
+                raise MalleoError(f"{path}:{number}: {len(record)} fields, the header has "
+                                  f"{width}")
+        return pd.read_csv(io.StringIO(text), index_col=False)
+    except (csv.Error, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise MalleoError(f"{path}: cannot read: {exc}") from None
+
+
+def _numbers(path: Path, frame: pd.DataFrame, column: str) -> np.ndarray:
+    """``column`` as float64; MalleoError at the first empty, non-numeric, NaN or infinite
+    cell (``FILE:LINE: column: ...``, LINE counting the header as line 1)."""
+    raw = frame[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise MalleoError(f"{path}:{row + 2}: {column}: not a finite number: "
+                          f"{str(raw.iloc[row])!r}")
+    return values
+
+
+def _integers(path: Path, frame: pd.DataFrame, column: str, low: int | None,
+              high: int | None) -> np.ndarray:
+    """``column`` as int64, every cell an integer in ``[low, high]`` (None: unbounded)."""
+    values = _numbers(path, frame, column)
+    bad = values != np.trunc(values)
+    if low is not None:
+        bad |= values < low
+    if high is not None:
+        bad |= values > high
+    bad |= np.abs(values) >= 2.0 ** 53
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        span = "" if low is None else f" in {low}..{high:,}"
+        raise MalleoError(f"{path}:{row + 2}: {column}: not an integer{span}: "
+                          f"{str(frame[column].iloc[row])!r}")
+    return values.astype(np.int64)
+
+
+def check_replay_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
+    """A per-job table checked for what the report computes from: at least one row; the
+    times integers in 0..MAX_TIME and sizes in 1..MAX_PROCS; bsld a finite number; user
+    an integer and backfilled True or False when present; each job's
+    ``submit <= start <= end``.
+
+    Raises:
+        MalleoError: ``FILE:LINE: column: what is wrong`` (``FILE: no rows`` for a table
+            with a header only).
+    """
+    if jobs.empty:
+        raise MalleoError(f"{path}: no rows (a header only): nothing to report")
+    jobs = jobs.copy()
+    for column in ("submit", "start", "end", "wait", "runtime"):
+        jobs[column] = _integers(path, jobs, column, 0, MAX_TIME)
+    for column in [c for c in ("procs", "alloc_procs") if c in jobs.columns]:
+        jobs[column] = _integers(path, jobs, column, 1, MAX_PROCS)
+    jobs["bsld"] = _numbers(path, jobs, "bsld")
+    if "user" in jobs.columns:
+        jobs["user"] = _integers(path, jobs, "user", None, None)
+    if "backfilled" in jobs.columns:
+        flags = jobs["backfilled"].map(
+            lambda v: {"true": 1, "false": 0, "1": 1, "0": 0}.get(str(v).strip().lower()))
+        if flags.isna().any():
+            row = int(np.flatnonzero(flags.isna().to_numpy())[0])
+            raise MalleoError(f"{path}:{row + 2}: backfilled: not True or False: "
+                              f"{str(jobs['backfilled'].iloc[row])!r}")
+        jobs["backfilled"] = flags.astype(bool)
+    for earlier, later in (("submit", "start"), ("start", "end")):
+        bad = np.flatnonzero(jobs[later].to_numpy() < jobs[earlier].to_numpy())
+        if bad.size:
+            row = int(bad[0])
+            raise MalleoError(f"{path}:{row + 2}: {later}: {jobs[later].iloc[row]} is before "
+                              f"{earlier} {jobs[earlier].iloc[row]}")
+    return jobs
 
 
 def _unique(name: str, taken: dict) -> str:

@@ -36,10 +36,15 @@ import pandas as pd
 
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
 from malleo.errors import TraceError
+from malleo.input_files import read_text
+from malleo.limits import MAX_PROCS, MAX_TIME
+from malleo.slurm_values import duration as _slurm_duration
+from malleo.slurm_values import NO_VAL as _NO_VAL  # counts at or above it: "not set"
+from malleo.slurm_values import is_infinite, number as _slurm_number
 
 __all__ = ["RECOMMENDED_FORMAT", "REQUIRED_FIELDS", "STATUS", "UNFINISHED", "SacctJob",
            "Conversion", "read_sacct", "parse_parsable2", "parse_json", "to_swf",
-           "parse_duration"]
+           "parse_duration", "check_json_shape"]
 
 RECOMMENDED_FORMAT = ("JobID,JobIDRaw,User,Group,Partition,QOS,Submit,Start,End,Elapsed,"
                       "Timelimit,State,AllocCPUS,ReqCPUS,AllocNodes,ReqNodes")
@@ -62,9 +67,7 @@ UNFINISHED = frozenset({"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_
                         "UPDATE_DB", "POWER_UP_NODE", "LAUNCH_FAILED"})
 """States of jobs not (yet) ended, or handed to another cluster: skipped."""
 
-_NO_VAL = 0xFFFFFFFE          # Slurm's NO_VAL - 1 and NO_VAL: "not set"
 _MISSING_TIMES = {"", "unknown", "none", "n/a"}
-_UNLIMITED = {"unlimited", "partition_limit", "invalid", "infinite"}
 
 
 @dataclass
@@ -141,12 +144,7 @@ def read_sacct(path: str | Path, fmt: str | None = None, tz: str = "UTC") -> tup
         TraceError: ``FILE:LINE: what is wrong``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "sacct output", TraceError)
     if fmt is None:
         fmt = "json" if text.lstrip()[:1] == "{" else "parsable"
     if fmt == "json":
@@ -202,14 +200,15 @@ def parse_parsable2(text: str, source: str = "<sacct>", tz: str = "UTC"
 
         def duration(name: str) -> int | None:
             value = row.get(name, "")
-            if value.lower() in _UNLIMITED:
-                return -1
             if value == "":
                 return None
             try:
-                return parse_duration(value)
+                seconds = parse_duration(value)
             except ValueError as exc:
                 raise TraceError(f"{source}:{number}: {name}: {exc}") from None
+            if seconds is None:
+                return -1
+            return _checked_time(seconds, f"{source}:{number}: {name}")
 
         raw = row.get("JobIDRaw", "")
         jobs.append(SacctJob(
@@ -244,11 +243,12 @@ def _timestamp(value: str, zone: dt.tzinfo, where: str) -> int | None:
         return None
     try:
         moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=zone)
+        seconds = int(moment.timestamp())
+    except (ValueError, OverflowError, OSError):
         raise TraceError(f"{where}: not a timestamp: {value!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone)
-    return int(moment.timestamp())
+    return _checked_time(seconds, where)
 
 
 def _count(value: str, where: str) -> int | None:
@@ -260,47 +260,65 @@ def _count(value: str, where: str) -> int | None:
     except ValueError:
         # sacct shows some counts with a unit suffix (e.g. 1K); those are not expected here.
         raise TraceError(f"{where}: not an integer: {value!r}") from None
-    return None if number < 0 or number >= _NO_VAL else number
+    return None if number < 0 or number >= _NO_VAL else _checked_count(number, where)
 
 
-def parse_duration(text: str) -> int:
-    """A Slurm duration -> seconds.
+def _checked_time(seconds: int, where: str) -> int:
+    """``seconds`` (a Unix time or a duration) if 0 <= seconds <= MAX_TIME, else TraceError."""
+    if not 0 <= seconds <= MAX_TIME:
+        raise TraceError(f"{where}: {seconds} s is outside the times malleo supports "
+                         f"(0 to 2**36 = {MAX_TIME:,} s)")
+    return seconds
 
-    Slurm's forms: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S`` (a bare
-    number is minutes, as ``sacct -c`` prints time limits); seconds may carry a fraction
-    (``00:01.500``), which is dropped.
+
+def _checked_count(number: int, where: str) -> int:
+    """A processor or node count if <= MAX_PROCS, else TraceError."""
+    if number > MAX_PROCS:
+        raise TraceError(f"{where}: {number} is beyond the largest size malleo supports "
+                         f"(2**24 = {MAX_PROCS:,})")
+    return number
+
+
+def parse_duration(text: str) -> int | None:
+    """A Slurm duration -> seconds; None for unlimited (``UNLIMITED``, ``INVALID``...).
+
+    The one parser of :func:`malleo.slurm_values.duration` (a bare number is minutes, as
+    ``sacct -c`` prints time limits; a fraction of a second is dropped).
 
     Raises:
-        ValueError: not of those forms.
+        ValueError: not a Slurm duration.
     """
-    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?(?:\.\d+)?", text.strip())
-    if not match:
-        raise ValueError(f"not a Slurm duration: {text!r}")
-    days, a, b, c = match.groups()
-    if days is not None:
-        hours, minutes, seconds = int(a), int(b or 0), int(c or 0)
-        return ((int(days) * 24 + hours) * 60 + minutes) * 60 + seconds
-    if c is not None:
-        return (int(a) * 60 + int(b)) * 60 + int(c)
-    if b is not None:
-        return int(a) * 60 + int(b)
-    return int(a) * 60
+    return _slurm_duration(text)
 
 
 def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]:
-    """Parse ``sacct --json`` output (see :func:`read_sacct`)."""
+    """Parse ``sacct --json`` output (see :func:`read_sacct`).
+
+    The document's shape is checked first (:func:`check_json_shape`): a field of the
+    wrong type, a NaN or infinite number, a time or count beyond :mod:`malleo.limits` or
+    nesting deeper than Python's recursion limit is a TraceError naming the field
+    (``FILE: jobs[3].time.limit: ...``)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise TraceError(f"{source}: not sacct --json output (no \"jobs\" list)")
+    except RecursionError:
+        raise TraceError(f"{source}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:           # e.g. an integer of more than 4,300 digits
+        raise TraceError(f"{source}: invalid JSON: {exc}") from None
+    try:
+        where = _non_finite_path(data, "")
+    except RecursionError:
+        raise TraceError(f"{source}: invalid JSON: nested too deeply") from None
+    if where is not None:
+        path, name = where
+        raise TraceError(f"{source}: {path.lstrip('.')}: {name} is not a JSON number "
+                         "(NaN and Infinity are refused)")
+    check_json_shape(data, source)
     jobs: list[SacctJob] = []
     steps = 0
     for index, job in enumerate(data["jobs"]):
         where = f"{source}: jobs[{index}]"
-        if not isinstance(job, dict) or "job_id" not in job:
-            raise TraceError(f"{where}: not a job object (no job_id)")
         times = job.get("time") or {}
         steps += len(job.get("steps") or [])
         array = job.get("array") or {}
@@ -314,44 +332,156 @@ def parse_json(text: str, source: str = "<sacct>") -> tuple[list[SacctJob], int]
             current = current[0] if current else ""
         tres = job.get("tres") or {}
         required = job.get("required") or {}
-        start = _number(times.get("start"))
+
+        def when(key: str) -> int | None:
+            value = _number(times.get(key))
+            return None if value is None else _checked_time(value, f"{where}.time.{key}")
+
+        def count(value: int | None, name: str) -> int | None:
+            return None if value is None or value < 0 else _checked_count(value, f"{where}.{name}")
+
+        start = when("start")
+        limit = _limit(times.get("limit"))
         jobs.append(SacctJob(
             job_id=job_id, raw_id=raw,
-            submit=_number(times.get("submission")),
+            submit=when("submission"),
             start=start if start else None,
-            end=_number(times.get("end")) or None,
-            elapsed=_number(times.get("elapsed")),
-            time_limit=_limit(times.get("limit")),
+            end=when("end") or None,
+            elapsed=when("elapsed"),
+            time_limit=limit if limit < 0 else _checked_time(limit, f"{where}.time.limit"),
             state=str(current or ""),
             user=job.get("user") or None, group=job.get("group") or None,
             partition=job.get("partition") or None, qos=job.get("qos") or None,
-            alloc_cpus=_tres(tres.get("allocated"), "cpu"),
-            req_cpus=_tres(tres.get("requested"), "cpu") or _number(required.get("CPUs")),
-            alloc_nodes=_number(job.get("allocation_nodes")),
-            req_nodes=_tres(tres.get("requested"), "node")))
+            alloc_cpus=count(_tres(tres.get("allocated"), "cpu"), "tres.allocated"),
+            req_cpus=count(_tres(tres.get("requested"), "cpu") or _number(required.get("CPUs")),
+                           "tres.requested"),
+            alloc_nodes=count(_number(job.get("allocation_nodes")), "allocation_nodes"),
+            req_nodes=count(_tres(tres.get("requested"), "node"), "tres.requested")))
         for step in job.get("steps") or []:
-            name = ((step.get("step") or {}).get("id") if isinstance(step, dict) else None)
+            name = (step.get("step") or {}).get("id")
             jobs.append(_step_marker(f"{job_id}.{name}", 0))
     return jobs, steps
 
 
-def _number(value: Any) -> int | None:
-    """A JSON count or time: a plain number, or Slurm 23+'s ``{set, infinite, number}``."""
+class _NonFinite(str):
+    """``NaN``, ``Infinity`` or ``-Infinity`` read from JSON text (Python's json accepts
+    them by default); kept as a marker so the refusal can name the field."""
+
+
+def _non_finite_path(value: Any, path: str) -> tuple[str, str] | None:
+    """``(path, token)`` of the first NaN/Infinity marker in ``value``, or None."""
+    if isinstance(value, _NonFinite):
+        return path, str(value)
     if isinstance(value, dict):
-        if value.get("infinite"):
-            return -1
-        if not value.get("set", True):
-            return None
-        value = value.get("number")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        items = ((f"{path}.{key}", item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", item) for i, item in enumerate(value))
+    else:
         return None
-    value = int(value)
-    return None if value >= _NO_VAL else value
+    for sub_path, item in items:
+        found = _non_finite_path(item, sub_path)
+        if found is not None:
+            return found
+    return None
 
 
-def _limit(value: Any) -> int | None:
-    """A JSON time limit in minutes -> seconds; unlimited (null or infinite) -> -1."""
+_NUMBER = "number"        # a JSON number, or Slurm 23+'s {set, infinite, number}, or null
+_TEXT = "text"            # a string or null
+_JOB_SHAPE: dict[str, Any] = {
+    "job_id": _NUMBER,
+    "user": _TEXT, "group": _TEXT, "partition": _TEXT, "qos": _TEXT,
+    "allocation_nodes": _NUMBER,
+    "time": {"submission": _NUMBER, "start": _NUMBER, "end": _NUMBER, "elapsed": _NUMBER,
+             "limit": _NUMBER},
+    "array": {"job_id": _NUMBER, "task_id": _NUMBER},
+    "required": {"CPUs": _NUMBER},
+    "tres": {"allocated": [{"type": _TEXT, "count": _NUMBER}],
+             "requested": [{"type": _TEXT, "count": _NUMBER}]},
+    "steps": [{"step": {"id": "id"}}],
+    "state": "state",
+}
+"""The fields of a job object the converter reads, with their expected shape: a dict is an
+object (or null) with those fields, a one-item list an array (or null) of that shape.
+Other fields are not read and not checked."""
+
+
+def check_json_shape(data: Any, source: str = "<sacct>") -> None:
+    """Check that ``data`` (parsed ``sacct --json``) has the shape the converter reads.
+
+    Raises:
+        TraceError: ``FILE: jobs[I].field: expected ..., got ...`` for the first field of
+            the wrong type.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise TraceError(f"{source}: not sacct --json output (no \"jobs\" list)")
+    for index, job in enumerate(data["jobs"]):
+        where = f"jobs[{index}]"
+        if not isinstance(job, dict) or job.get("job_id") is None:
+            raise TraceError(f"{source}: {where}: not a job object (no job_id)")
+        _check_shape(job, _JOB_SHAPE, f"{source}: {where}")
+
+
+def _check_shape(value: Any, shape: Any, where: str) -> None:
+    def fail(expected: str) -> TraceError:
+        got = "null" if value is None else type(value).__name__.replace("dict", "object") \
+            .replace("list", "array").replace("str", "string")
+        return TraceError(f"{where}: expected {expected}, got {got}"
+                          + (f" {value!r}" if isinstance(value, (int, float, str)) else ""))
+
     if value is None:
+        return
+    if shape == _NUMBER:
+        if isinstance(value, dict):
+            for key, kind in (("set", bool), ("infinite", bool)):
+                if key in value and not isinstance(value[key], kind):
+                    raise TraceError(f"{where}.{key}: expected true or false, got "
+                                     f"{value[key]!r}")
+            if "number" in value:
+                _check_shape(value["number"], _NUMBER, f"{where}.number")
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail("a number")
+        if isinstance(value, float) and not value == value or abs(value) > 2.0 ** 63:
+            raise fail("a number in the 64-bit range")
+    elif shape == _TEXT:
+        if not isinstance(value, str):
+            raise fail("a string")
+    elif shape == "id":
+        if not isinstance(value, (str, int, dict)) or isinstance(value, bool):
+            raise fail("a step id (string, integer or object)")
+    elif shape == "state":
+        current = value.get("current") if isinstance(value, dict) else value
+        if isinstance(value, dict) and "current" not in value:
+            raise TraceError(f"{where}: expected an object with \"current\"")
+        items = current if isinstance(current, list) else [current]
+        if not isinstance(value, (dict, str)) or \
+                not all(isinstance(item, str) for item in items if item is not None):
+            raise fail("a state (a string, or {\"current\": a string or an array of strings})")
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise fail("an object")
+        for key, sub in shape.items():
+            if key in value:
+                _check_shape(value[key], sub, f"{where}.{key}")
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise fail("an array")
+        for i, item in enumerate(value):
+            _check_shape(item, shape[0], f"{where}[{i}]")
+
+
+def _number(value: Any) -> int | None:
+    """A JSON count or time (:func:`malleo.slurm_values.number`): None when unset, infinite
+    or not a number."""
+    try:
+        return _slurm_number(value)
+    except ValueError:
+        return None
+
+
+def _limit(value: Any) -> int:
+    """A JSON time limit in minutes -> seconds; unlimited (null or infinite) -> -1."""
+    if value is None or is_infinite(value):
         return -1
     minutes = _number(value)
     if minutes is None:
@@ -425,6 +555,10 @@ def to_swf(jobs: Iterable[SacctJob], *, node_cpus: int | None = None
         if node_cpus:
             alloc = job.alloc_nodes * node_cpus if job.alloc_nodes else None
             req = job.req_nodes * node_cpus if job.req_nodes else None
+            if max(alloc or 0, req or 0) > MAX_PROCS:
+                raise TraceError(f"job {job.job_id}: {max(alloc or 0, req or 0)} processors "
+                                 f"(nodes x --node-cpus {node_cpus}) is beyond the largest "
+                                 f"size malleo supports (2**24 = {MAX_PROCS:,})")
         else:
             alloc, req = job.alloc_cpus, job.req_cpus
         if started:

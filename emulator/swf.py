@@ -16,9 +16,11 @@ import bz2
 import gzip
 import lzma
 import os
+import re
+import stat
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,6 +31,7 @@ from malleo.emulator.swf_clean import DROP_REASONS, OVERRUN, PROCS_FROM, derive
 from malleo.emulator.swf_fields import FIELD_NUMBER, FIELDS, FLOAT_FIELDS, MISSING
 from malleo.emulator.swf_header import TraceMeta, header_lines, parse_header
 from malleo.errors import TraceError
+from malleo.limits import MAX_PROCS, MAX_TIME
 
 __all__ = ["FIELDS", "FLOAT_FIELDS", "MISSING", "DERIVED", "BAD_LINE_KINDS", "DROP_REASONS",
            "TraceMeta", "read_swf", "write_swf"]
@@ -41,8 +44,11 @@ BAD_LINE_KINDS: dict[int, str] = {
     _swfscan.BAD_NUMBER: "not_a_number",
     _swfscan.BAD_INTEGER: "not_an_integer",
     _swfscan.BAD_RANGE: "out_of_range",
+    _swfscan.BAD_INEXACT: "inexact",
+    _swfscan.BAD_INFINITE: "not_finite",
 }
-"""Scanner report code -> name used in ``meta.bad_lines`` (plus ``negative_submit``)."""
+"""Scanner report code -> name used in ``meta.bad_lines`` (plus ``negative_submit`` and
+``beyond_limit``, found after the scan)."""
 
 _IS_INT = np.array([name not in FLOAT_FIELDS for name in FIELDS], dtype=np.uint8)
 _INT64_LIMIT = 2.0 ** 63
@@ -93,20 +99,28 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
         raise TraceError(f"overrun must be one of {', '.join(OVERRUN)}, not {overrun!r}")
     if procs is not None and procs <= 0:
         raise TraceError(f"procs must be a positive number of processors, not {procs}")
+    if procs is not None and procs > MAX_PROCS:
+        raise TraceError(f"procs: {procs} is beyond the largest machine malleo supports "
+                         f"({MAX_PROCS:,} processors)")
     source = os.fspath(path)
-    text = _load(source)
     meta = TraceMeta(source=source, options={"procs": procs, "procs_from": procs_from,
                                              "overrun": overrun, "lenient": lenient})
-    ints, floats, offsets, comments, bad, counts = _swfscan.scan(text, _IS_INT, lenient)
-    numbers = _line_numbers(text, [start for start, _ in comments])
-    parse_header([(number, text[start:end].decode("utf-8", "replace"))
-                  for number, (start, end) in zip(numbers, comments)], meta, source)
-    job_lines = int(offsets.size) + len(bad)
-    meta.lines = {"total": counts["lines"], "comment": counts["comment"],
-                  "blank": counts["blank"], "job": job_lines}
-    columns = _drop_bad_lines(_fields(ints, floats), offsets, bad, text, meta, lenient)
-    del text   # free the decompressed bytes before building the table
-    if job_lines == 0 and not comments:
+    scanner = _swfscan.Scanner(_IS_INT, lenient, _COMMENT_BUDGET)
+    _scan_file(source, scanner)
+    ints, floats, numbers = scanner.result()
+    comments = scanner.comments
+    parse_header([(number, text.decode("utf-8", "replace")) for number, text in comments],
+                 meta, source)
+    if scanner.comments_skipped:
+        meta.warnings.append(f"{source}: {scanner.comments_skipped} comment lines past the "
+                             f"first {_COMMENT_BUDGET:,} bytes of comments were not read")
+    bad = scanner.bad
+    job_lines = int(numbers.size) + sum(scanner.bad_counts.values())
+    meta.lines = {"total": scanner.lines, "comment": scanner.ncomment,
+                  "blank": scanner.blank, "job": job_lines}
+    columns = _drop_bad_lines(_fields(ints, floats), numbers, bad, scanner.bad_counts, meta,
+                              lenient)
+    if job_lines == 0 and not scanner.ncomment:
         raise TraceError(f"{source}: empty file: no job lines")
     if job_lines == 0:
         raise TraceError(f"{source}: no job lines (header only)")
@@ -114,7 +128,7 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
         raise TraceError(f"{source}: no valid job lines "
                          f"({sum(meta.bad_lines.values())} bad lines skipped)")
 
-    meta.procs, meta.procs_source = _machine_size(procs, meta, source)
+    meta.procs, meta.procs_source = _machine_size(procs, meta, source, comments)
     derived, keep, dropped = derive(columns, meta.procs, procs_from=procs_from,
                                     overrun=overrun)
     meta.dropped = dropped
@@ -141,40 +155,47 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     return jobs, meta
 
 
-def _fields(ints: np.ndarray, floats: np.ndarray) -> dict[str, np.ndarray]:
-    """Field name -> its row of the scanner's int64 or float64 array (a view)."""
+def _fields(ints: list[np.ndarray], floats: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Field name -> its array among the scanner's int64 and float64 columns."""
     rows_int, rows_float = iter(ints), iter(floats)
     return {name: next(rows_float if name in FLOAT_FIELDS else rows_int) for name in FIELDS}
 
 
-def _drop_bad_lines(columns: dict[str, np.ndarray], offsets: np.ndarray, bad: list,
-                    text: bytes, meta: TraceMeta, lenient: bool) -> dict[str, np.ndarray]:
+def _drop_bad_lines(columns: dict[str, np.ndarray], numbers: np.ndarray, bad: list,
+                    bad_counts: dict[int, int], meta: TraceMeta,
+                    lenient: bool) -> dict[str, np.ndarray]:
     """Raise on the first bad job line, or (lenient) count them all in ``meta.bad_lines``
     with a few example messages in ``meta.warnings``; returns the good lines' fields.
 
-    The scanner reports malformed lines; negative submit times are found here.  In
-    strict mode the scanner stopped at its first report, so a negative submit among the
-    rows it returned comes earlier in the file and is the one raised."""
+    The scanner reports malformed lines; negative submit times and values beyond
+    :mod:`malleo.limits` are found here.  In strict mode the scanner stopped at its first
+    report, so such a value among the rows it returned comes earlier in the file and is
+    the one raised.  ``numbers`` holds the 1-based line number of each row."""
     source = meta.source
-    negative = np.flatnonzero(columns["submit_time"] < 0)
+    found = _value_problems(columns, numbers, source)   # kind -> (rows, messages)
     if not lenient:
-        if negative.size:
-            raise TraceError(_negative_submit_message(source, text, offsets[negative[0]]))
+        first = min(((int(numbers[rows[0]]), messages[0])
+                     for rows, messages in found.values() if rows.size), default=None)
+        if first is not None:
+            raise TraceError(first[1])
         if bad:
-            raise TraceError(_bad_line_message(source, text, *bad[0]))
+            raise TraceError(_bad_line_message(source, *bad[0]))
         return columns
-    counts = dict.fromkeys(BAD_LINE_KINDS.values(), 0) | {"negative_submit": 0}
+    counts = dict.fromkeys(BAD_LINE_KINDS.values(), 0) | dict.fromkeys(found, 0)
+    for code, n in bad_counts.items():
+        counts[BAD_LINE_KINDS[code]] = n
     examples: dict[str, list[str]] = {kind: [] for kind in counts}
-    for report in bad:
+    for report in bad:      # the scanner keeps the first few of each kind
         kind = BAD_LINE_KINDS[report[1]]
-        counts[kind] += 1
         if len(examples[kind]) < _EXAMPLES_PER_KIND:
-            examples[kind].append(_bad_line_message(source, text, *report))
-    if negative.size:
-        counts["negative_submit"] = int(negative.size)
-        examples["negative_submit"] = [_negative_submit_message(source, text, offsets[i])
-                                       for i in negative[:_EXAMPLES_PER_KIND]]
-        columns = {name: np.delete(values, negative) for name, values in columns.items()}
+            examples[kind].append(_bad_line_message(source, *report))
+    drop = np.zeros(numbers.size, dtype=bool)
+    for kind, (rows, messages) in found.items():
+        counts[kind] = int(rows.size)
+        examples[kind] = messages
+        drop[rows] = True
+    if drop.any():
+        columns = {name: values[~drop] for name, values in columns.items()}
     meta.bad_lines = {kind: n for kind, n in counts.items() if n}
     if meta.bad_lines:
         detail = ", ".join(f"{n} {kind}" for kind, n in meta.bad_lines.items())
@@ -185,107 +206,188 @@ def _drop_bad_lines(columns: dict[str, np.ndarray], offsets: np.ndarray, bad: li
     return columns
 
 
-def _load(source: str) -> bytes | bytearray:
-    """The decompressed bytes of ``source``; TraceError naming the file on any failure."""
+_LIMITED: dict[str, tuple[int, str]] = {
+    **{name: (MAX_TIME, f"the largest time malleo supports (2**36 = {MAX_TIME:,} s)")
+       for name in ("submit_time", "run_time", "requested_time")},
+    **{name: (MAX_PROCS, f"the largest size malleo supports (2**24 = {MAX_PROCS:,} "
+                         "processors)") for name in ("allocated_procs", "requested_procs")},
+}
+"""Field -> (largest value accepted, what that is): times in seconds, sizes in processors.
+These are the fields the core consumes; the others are carried through unchecked."""
+
+
+def _value_problems(columns: dict[str, np.ndarray], numbers: np.ndarray, source: str
+                    ) -> dict[str, tuple[np.ndarray, list[str]]]:
+    """Rows with a negative submit time (``negative_submit``) or a value beyond
+    :data:`_LIMITED` (``beyond_limit``): kind -> (row indexes ascending, messages of the
+    first few)."""
+    found: dict[str, tuple[np.ndarray, list[str]]] = {}
+    number = FIELD_NUMBER["submit_time"]
+    rows = np.flatnonzero(columns["submit_time"] < 0)
+    found["negative_submit"] = (rows, [
+        f"{source}:{numbers[i]}: field {number} (submit_time): negative submit time: "
+        f"{columns['submit_time'][i]}" for i in rows[:_EXAMPLES_PER_KIND]])
+    over = np.zeros(numbers.size, dtype=bool)
+    for name, (limit, _what) in _LIMITED.items():
+        over |= columns[name] > limit
+    rows = np.flatnonzero(over)
+    messages = []
+    for i in rows[:_EXAMPLES_PER_KIND]:
+        name = next(n for n, (limit, _w) in _LIMITED.items() if columns[n][i] > limit)
+        messages.append(f"{source}:{numbers[i]}: field {FIELD_NUMBER[name]} ({name}): "
+                        f"{columns[name][i]} is beyond {_LIMITED[name][1]}")
+    found["beyond_limit"] = (rows, messages)
+    return found
+
+
+def _scan_file(source: str, scanner) -> None:
+    """Feed ``source``'s decompressed text to ``scanner`` in chunks of whole lines.
+
+    Line ends are normalised (``\r\n`` and a lone ``\r`` become ``\n``); a line longer
+    than :data:`MAX_LINE` bytes is refused (a trace line is a few hundred bytes: this is
+    not a trace, and the limit keeps memory bounded on endless input).  A strict scan
+    stops reading at its first bad line."""
+    tail = b""
+    for chunk in _chunks(source):
+        data = tail + chunk if tail else chunk
+        held = b""
+        if data.endswith(b"\r"):           # may be the first half of a \r\n
+            data, held = data[:-1], b"\r"
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        end = data.rfind(b"\n") + 1
+        tail = data[end:] + held
+        if end:
+            scanner.feed(data[:end] if end < len(data) else data)
+            if scanner.stopped:
+                return
+        if len(tail) > MAX_LINE:
+            raise TraceError(f"{source}:{scanner.lines + 1}: a line longer than "
+                             f"{MAX_LINE:,} bytes: not an SWF trace")
+    if tail:
+        scanner.feed(tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+
+
+def _chunks(source: str) -> Iterator[bytes]:
+    """The decompressed bytes of ``source`` in chunks; TraceError naming the file on any
+    failure.  Only a regular file or a pipe is read (a device such as /dev/zero is
+    refused before reading)."""
     try:
-        with open(source, "rb") as handle:
-            raw = handle.read()
+        handle = open(source, "rb")
     except FileNotFoundError:
         raise TraceError(f"{source}: no such file") from None
     except IsADirectoryError:
         raise TraceError(f"{source}: is a directory, not a trace file") from None
     except OSError as exc:
         raise TraceError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    for magic, kind in _MAGIC:
-        if raw.startswith(magic):
-            return _decompress(source, raw, kind)
-        if kind != "bzip2" and raw and len(raw) < len(magic) and magic.startswith(raw):
-            raise TraceError(f"{source}: truncated {kind} file: {len(raw)} bytes")
-    return raw
+    with handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise TraceError(f"{source}: is a directory, not a trace file")
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise TraceError(f"{source}: not a regular file or a pipe ({_file_kind(mode)}): "
+                             "refused")
+        try:
+            first = handle.read(_READ_CHUNK)
+            kind = next((kind for magic, kind in _MAGIC if first.startswith(magic)), None)
+            if kind is None:
+                for magic, name in _MAGIC:
+                    if name != "bzip2" and first and len(first) < len(magic) and \
+                            magic.startswith(first):
+                        raise TraceError(f"{source}: truncated {name} file: {len(first)} bytes")
+                while first:
+                    yield first
+                    first = handle.read(_READ_CHUNK)
+                return
+            yield from _decompress(source, handle, first, kind)
+        except OSError as exc:
+            raise TraceError(f"{source}: cannot read: {exc.strerror or exc}") from None
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 _DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31),
                   "bzip2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}
-_CHUNK = 1 << 22   # bytes of output per decompression call
+_READ_CHUNK = 1 << 20   # bytes read from the file per call
+_CHUNK = 1 << 22        # bytes of decompressed output per call
+MAX_LINE = 1 << 20
+"""The longest line accepted, in bytes."""
+_COMMENT_BUDGET = 1 << 24   # bytes of comment lines kept for the header
 
 
-def _decompress(source: str, raw: bytes, kind: str) -> bytearray:
-    """Decompress every concatenated stream (member) of ``raw``.
-
-    Output is appended in chunks to one growing buffer: unlike a one-shot decompress,
-    which assembles its result from blocks and then copies it, the peak memory is about
-    the output's size, not twice it."""
-    out, data = bytearray(), raw
+def _decompress(source: str, handle, data: bytes, kind: str) -> Iterator[bytes]:
+    """Decompress every concatenated stream (member) of the file, ``data`` being its first
+    bytes, yielding at most :data:`_CHUNK` bytes at a time: memory stays bounded whatever
+    the ratio (a small gzip of 2**30 newlines never becomes one buffer)."""
     try:
-        while data:
+        while True:
             decompressor = _DECOMPRESSORS[kind]()
-            if kind == "gzip":
-                while not decompressor.eof:
+            while not decompressor.eof:
+                if not data:
+                    data = handle.read(_READ_CHUNK)
+                    if not data:
+                        raise TraceError(f"{source}: truncated {kind} file: the compressed "
+                                         "data ends before its end marker")
+                if kind == "gzip":
                     chunk = decompressor.decompress(data, _CHUNK)
                     data = decompressor.unconsumed_tail
-                    out += chunk
-                    if not chunk and not data:
-                        break
-            else:
-                out += decompressor.decompress(data, _CHUNK)
-                while not decompressor.eof and not decompressor.needs_input:
-                    out += decompressor.decompress(b"", _CHUNK)
-            if not decompressor.eof:
-                raise TraceError(f"{source}: truncated {kind} file: the compressed data "
-                                 f"ends before its end marker")
+                else:
+                    chunk = decompressor.decompress(data, _CHUNK)
+                    data = b""
+                    while not decompressor.eof and not decompressor.needs_input:
+                        if chunk:
+                            yield chunk
+                        chunk = decompressor.decompress(b"", _CHUNK)
+                if chunk:
+                    yield chunk
             data = decompressor.unused_data
             if kind == "gzip":
                 data = data.lstrip(b"\x00")   # gzip files may be padded with zeros
-    except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
+            if not data:
+                data = handle.read(_READ_CHUNK)
+                if kind == "gzip":
+                    data = data.lstrip(b"\x00")
+                while not data:
+                    more = handle.read(_READ_CHUNK)
+                    if not more:
+                        return
+                    data = more.lstrip(b"\x00") if kind == "gzip" else more
+    except (EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
         raise TraceError(f"{source}: cannot decompress {kind} data: {exc}") from None
-    return out
 
 
-def _line_number(text: bytes, offset: int) -> int:
-    """1-based number of the line starting at byte ``offset``."""
-    return text.count(b"\n", 0, offset) + 1
-
-
-def _line_numbers(text: bytes, offsets: list[int]) -> list[int]:
-    """1-based line numbers of lines starting at ascending byte ``offsets`` (one pass)."""
-    numbers, line, previous = [], 1, 0
-    for offset in offsets:
-        line += text.count(b"\n", previous, offset)
-        previous = offset
-        numbers.append(line)
-    return numbers
-
-
-def _line_at(text: bytes, offset: int) -> str:
-    end = text.find(b"\n", offset)
-    return text[offset:end if end >= 0 else len(text)].decode("utf-8", "replace")
-
-
-def _bad_line_message(source: str, text: bytes, line_start: int, kind: int, field: int,
-                      token_start: int, token_end: int) -> str:
-    where = f"{source}:{_line_number(text, line_start)}"
+def _bad_line_message(source: str, line: int, kind: int, field: int, token: bytes) -> str:
+    where = f"{source}:{line}"
     if kind == _swfscan.BAD_FIELD_COUNT:
         return f"{where}: expected {len(FIELDS)} fields, found {field}"
-    token = text[token_start:token_end].decode("utf-8", "replace")
+    text = token.decode("utf-8", "replace")
     what = {_swfscan.BAD_NUMBER: "not a number", _swfscan.BAD_INTEGER: "not an integer",
-            _swfscan.BAD_RANGE: "out of range for a 64-bit integer"}[kind]
-    return f"{where}: field {field} ({FIELDS[field - 1]}): {what}: {token!r}"
+            _swfscan.BAD_RANGE: "out of range for a 64-bit integer",
+            _swfscan.BAD_INFINITE: "not finite (beyond the largest double)",
+            _swfscan.BAD_INEXACT: "2**53 or more in float notation (not exact in a "
+                                  "double): write it as an integer"}[kind]
+    return f"{where}: field {field} ({FIELDS[field - 1]}): {what}: {text!r}"
 
 
-def _negative_submit_message(source: str, text: bytes, line_start: int) -> str:
-    number = FIELD_NUMBER["submit_time"]
-    token = _line_at(text, int(line_start)).split()[number - 1]
-    return (f"{source}:{_line_number(text, int(line_start))}: field {number} (submit_time): "
-            f"negative submit time: {token}")
-
-
-def _machine_size(option: int | None, meta: TraceMeta, source: str) -> tuple[int, str]:
+def _machine_size(option: int | None, meta: TraceMeta, source: str,
+                  comments: list[tuple[int, bytes]]) -> tuple[int, str]:
     if option is not None:
         return int(option), "option"
-    if meta.max_procs is not None and meta.max_procs > 0:
-        return meta.max_procs, "MaxProcs"
-    if meta.max_nodes is not None and meta.max_nodes > 0:
-        return meta.max_nodes, "MaxNodes"
+    for key, value in (("MaxProcs", meta.max_procs), ("MaxNodes", meta.max_nodes)):
+        if value is not None and value > 0:
+            if value > MAX_PROCS:
+                line = next((number for number, text in comments
+                             if re.match(rb";\s*" + key.encode() + rb"\s*:", text, re.I)), 1)
+                raise TraceError(f"{source}:{line}: header {key}: {value} is beyond the "
+                                 f"largest machine malleo supports (2**24 = {MAX_PROCS:,} "
+                                 "processors); pass --procs to replay on a smaller one")
+            return value, key
     raise TraceError(f"{source}: machine size unknown: the header has no MaxProcs or "
                      f"MaxNodes; pass the size in processors (procs=..., or --procs on "
                      f"the command line)")

@@ -5,7 +5,38 @@ Subpackages:
     malleo.emulator  trace I/O, workload models, the replay driver, metrics, the CLI
     malleo.plugin    the Slurm integration (backends, the policy agent)
 """
+import importlib.util as _util
+import os as _os
 from importlib.metadata import PackageNotFoundError, version as _dist_version
+
+
+def _check_not_shadowed() -> None:
+    """Fail with a clear message when this is a source checkout's ``malleo/`` folder that
+    shadows the installed package.
+
+    Installed (wheel layout) ``malleo/emulator`` sits beside this file. In a checkout the
+    subpackages live in ``../_core``, ``../emulator`` and ``../plugin`` and only an editable
+    install of *this* checkout maps them under ``malleo``; anything else (Python started in
+    the checkout after ``pip install .``, or in another checkout) would fail later with a
+    confusing ``No module named 'malleo.emulator'`` or mix two versions.
+    """
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.isdir(_os.path.join(here, "emulator")):
+        return
+    checkout = _os.path.dirname(here)
+    spec = _util.find_spec("malleo.emulator")
+    origin = spec.origin if spec is not None else None
+    if origin and _os.path.dirname(_os.path.dirname(_os.path.abspath(origin))) == checkout:
+        return
+    raise ImportError(
+        f"malleo: {here} is the source tree's malleo/ folder, found first on sys.path "
+        "(Python was started in the checkout), and it shadows "
+        + ("the installed malleo" if origin else "the installed malleo, or malleo is not installed")
+        + ". Run Python from another directory (or with -P), or install this checkout in "
+        "editable mode: pip install -e .")
+
+
+_check_not_shadowed()
 
 try:
     __version__ = _dist_version("malleo")

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
+from malleo.input_files import read_text
+from malleo.toml_input import parse_toml
 from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
                            Policy)
 
@@ -140,26 +141,13 @@ def load_policy(path: str | Path) -> Policy:
             unknown key, a wrong type or an out-of-range value.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read policy file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "policy file", PolicyError, max_bytes=1 << 20)
     return loads_policy(text, source=str(path))
 
 
 def loads_policy(text: str, source: str = "<policy>") -> Policy:
     """Parse policy TOML ``text``; ``source`` names it in error messages (``source:LINE``)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        match = re.search(r"\(at line (\d+), column \d+\)", msg)
-        line = match.group(1) if match else "1"
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg).strip()
-        reason = re.sub(r"\s*\(at end of document\)", "", reason)
-        raise PolicyError(f"{source}:{line}: invalid TOML: {reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(key_path: tuple[str, ...], what: str) -> PolicyError:

@@ -2,7 +2,11 @@
 # Install the Debian packages malleo's Slurm and MPI tests need, only those missing:
 #   munge slurmctld slurmd slurm-client   (a real Slurm on localhost: slurm-docker/local-slurm.sh)
 #   openmpi-bin libopenmpi-dev            (real MPI; install before starting slurmd: PMIx)
+#   python3-venv python3-dev gcc libc6-dev make (make test's virtual environment and the Cython
+#                                         build with Debian's own python3: tests/python-env.sh)
 #   --accounting adds: slurmdbd mariadb-server   (local-slurm.sh up --accounting)
+#   --python: only the Python build packages and libopenmpi-dev (mpi4py's build), no Slurm
+#             (make test-python; tests/debian-python.sh)
 # As root: apt-get install --no-install-recommends, running apt-get update first only when a
 # package is not known to apt yet. Not root: print what is missing and the command to run,
 # exit 0 (the tests that need them skip, unless MALLEO_REQUIRE_SLURM=1).
@@ -10,11 +14,13 @@
 # slurm-wlm-emulator (it replaces slurmctld/slurmd and cannot run).
 set -euo pipefail
 
-packages=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev)
+python_packages=(python3-venv python3-dev gcc libc6-dev make)
+packages=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev "${python_packages[@]}")
 case "${1:-}" in
     "") ;;
     --accounting) packages+=(slurmdbd mariadb-server) ;;
-    *) echo "usage: install-deps.sh [--accounting]" >&2; exit 2 ;;
+    --python) packages=("${python_packages[@]}" libopenmpi-dev) ;;
+    *) echo "usage: install-deps.sh [--accounting|--python]" >&2; exit 2 ;;
 esac
 
 missing=()

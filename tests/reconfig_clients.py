@@ -61,3 +61,38 @@ def send_as(uid: int, path, data: bytes, timeout: float = 20.0) -> dict:
     answer = json.loads(b"".join(chunks))
     assert "child_error" not in answer, answer
     return answer
+
+
+def json_record(job_id, uid, user, state="RUNNING", nodes=2, comment="malleo:min=1,max=4,period=5",
+                **extra) -> dict:
+    """A job as Slurm 22.05's ``squeue --json`` lists it (the fields the endpoint reads)."""
+    rec = {"job_id": job_id, "name": "app", "user_id": uid, "user_name": user,
+           "partition": "debug", "job_state": state, "state_reason": "None",
+           "priority": 1, "submit_time": 1_796_000_000, "start_time": 1_796_000_001,
+           "end_time": 1_796_000_601, "time_limit": 10, "node_count": nodes,
+           "nodes": f"n[1-{nodes}]" if nodes > 1 else "n1", "cpus": 2 * nodes,
+           "comment": comment, "standard_output": "/dev/null"}
+    rec.update(extra)
+    return rec
+
+
+class ScriptedSlurm:
+    """A backend answering ``job_json`` from fixed records (``records``: id -> dict, or an
+    exception to raise); counts every call. Only the Slurm side is scripted: the endpoint's
+    sockets are real."""
+
+    def __init__(self, records: dict):
+        self.records = dict(records)
+        self.calls = []
+
+    def job_json(self, job_id):
+        from malleo.plugin.backends.errors import InvalidJobId
+
+        self.calls.append(job_id)
+        rec = self.records.get(job_id)
+        if rec is None:
+            raise InvalidJobId("slurm_load_jobs error: Invalid job id specified",
+                               ["squeue", "--json"], 0)
+        if isinstance(rec, BaseException):
+            raise rec
+        return rec

@@ -6,7 +6,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # As root (CI's `make test`) the slurm tests must run: the fixture fails instead of skipping.
 if [ "$(id -u)" -eq 0 ]; then export MALLEO_REQUIRE_SLURM="${MALLEO_REQUIRE_SLURM:-1}"; fi
-python3 -m pytest "$@"
+# make test passes PYTHON (its virtual environment's interpreter); python3 otherwise.
+"${PYTHON:-python3}" -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     echo "run-suite: pytest collected no tests: failing" >&2

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from malleo.plugin.agent import load
+from malleo.plugin import slurm_replay as load
 from malleo.plugin.agent.apply import BAND_LOW
 from malleo.plugin.agent.shadow import inversions
 from malleo.policy import Policy
@@ -72,13 +72,15 @@ def robust(scaled: pd.DataFrame, expected: pd.DataFrame, trials: int = 200, *,
 
 
 class AgentProcess:
-    """``malleo slurm agent`` as a separate process with JSON logs in a file."""
+    """``malleo slurm agent`` as a separate process with JSON logs in a file (at DEBUG, so
+    idle cycles are logged too: the tests count cycles)."""
 
     def __init__(self, conf: str, policy_file: Path, log: Path, *extra: str):
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "malleo", "slurm", "agent", "--config", str(policy_file),
-             "--period", "2", "--poll", "0.2", "--log-format", "json", *extra],
+             "--period", "2", "--poll", "0.2", "--log-format", "json", "--log-level", "debug",
+             *extra],
             stdout=subprocess.DEVNULL, stderr=log.open("w"),
             env=dict(os.environ, SLURM_CONF=conf))
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from malleo.emulator.cli import cli
 from malleo.plugin.agent.apply import BAND_LOW
-from malleo.plugin.agent.load import OBSERVED_COLUMNS, SCALED_COLUMNS
+from malleo.plugin.slurm_replay import OBSERVED_COLUMNS, SCALED_COLUMNS
 
 SWF = """; MaxProcs: 64
 ; MaxNodes: 64
@@ -128,6 +128,14 @@ def test_replay_on_live_slurm_writes_the_observed_csv(slurm_cluster, tmp_path, m
     assert observed["nodes"].tolist() == [2, 16, 1, 5]
     diff = json.loads(result.output.strip().splitlines()[-1])
     assert diff["not_started"] == []
+    # Not a terminal: no progress bar, only the end summary on stderr (issue 17.9).
+    assert "jobs submitted" not in result.stderr and "\r" not in result.stderr
+    assert f"wrote {out}: 4 of 4 jobs completed\n  wait mean " in result.stderr
+    assert "against the emulator: " in result.stderr
+    quiet = run("slurm", "replay", str(trace), "--time-scale", "200", "--nodes", "16",
+                "-o", str(out), "--timeout", "120", "--quiet",
+                env={"SLURM_CONF": slurm_cluster.conf})
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
 
 
 @pytest.mark.slurm

@@ -144,8 +144,16 @@ def wait(predicate, timeout: float, what: str, poll: float = 0.3):
 
 
 def step_sizes(log: str) -> list[int]:
-    """Node counts of the launcher's steps, in order ("malleo: step K: N nodes LIST")."""
-    return [int(m.group(1)) for m in re.finditer(r"^malleo: step \d+: (\d+) nodes ", log, re.M)]
+    """Node counts of the launcher's steps, in order ("malleo: step K: N node(s) LIST")."""
+    return [int(m.group(1)) for m in re.finditer(r"^malleo: step \d+: (\d+) nodes? ", log, re.M)]
+
+
+def assert_submission_dir_clean(workdir: Path) -> None:
+    """Nothing of the launcher's or Slurm's resize machinery is left after the job (issue 17):
+    only the job's own files (its log, its result, the wrapper the test wrote)."""
+    left = sorted(p.name for p in workdir.iterdir()
+                  if p.name.startswith(("slurm_job_", "malleo-")) or p.is_dir())
+    assert left == [], left
 
 
 def test_expand_then_shrink_for_a_waiting_job(backend, jobs, tmp_path, reference):
@@ -179,6 +187,8 @@ def test_expand_then_shrink_for_a_waiting_job(backend, jobs, tmp_path, reference
     assert seen[:3] == [2, 4, 2], seen
     sizes = step_sizes(log)
     assert sizes[:3] == [2, 4, 2], log
+    assert "shrink to 2 nodes: now 2 nodes" in log and "expand to 4 nodes: now 4 nodes" in log
+    assert_submission_dir_clean(tmp_path)
     assert rigid_job.start_time <= job.end_time
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["sha256"] == reference["sha256"] and result["iterations"] == ITERS
@@ -226,6 +236,7 @@ def test_failed_expand_keeps_the_job_on_its_nodes(backend, jobs, tmp_path, refer
     squeue = subprocess.run(["squeue", "--noheader", "--format=%j"], env=backend._env,
                             capture_output=True, text=True, timeout=30).stdout
     assert f"malleo-expand-{job_id}" not in squeue
+    assert_submission_dir_clean(tmp_path)
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["sha256"] == reference["sha256"]
 
@@ -269,5 +280,6 @@ def test_rank_dying_after_an_expand_rolls_back(backend, jobs, tmp_path, referenc
     assert "back to 2 nodes, restarting from the checkpoint" in log
     assert seen[0] == 2 and seen[-1] == 2
     assert view is not None and view.nodes == 2 and answers[-1] == 2
+    assert_submission_dir_clean(tmp_path)
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["sha256"] == reference["sha256"]

@@ -108,10 +108,32 @@ def test_resize_answer_checkpoints_and_restore_hands_it_back(monkeypatch, tmp_pa
     assert np.array_equal(back.arrays["u"], grid)
 
 
-def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path):
-    """A job whose agent is down or refuses keeps running at its size."""
+def test_refusal_and_unreachable_endpoint_mean_none(monkeypatch, tmp_path, capfd):
+    """A job whose agent is down or refuses keeps running at its size, and the action says
+    there was no answer (never a silent "no change")."""
     from malleo.plugin.malleable import client
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     monkeypatch.setenv("MALLEO_NODES", "2")
     monkeypatch.setenv(protocol.SOCKET_ENV, str(tmp_path / "absent.sock"))
-    assert client._ask_agent() == client.Action("none", 2)
+    action = client._ask_agent()
+    assert (action.kind, action.nodes) == ("none", 2) and not action.is_answer
+    assert "No such file or directory" in action.error
+    assert "going on at 2 nodes" in capfd.readouterr().err
+
+
+def test_resize_commands_leave_nothing_in_the_working_directory(tmp_path, monkeypatch):
+    """scontrol update NumNodes= writes slurm_job_<id>_resize.sh/.csh into its working
+    directory: the CLI backend runs it in a private one, removed afterwards."""
+    from malleo.plugin.backends.cli import CliBackend
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["sh", "-c", "touch slurm_job_7_resize.sh slurm_job_7_resize.csh; pwd"]
+    scratch = CliBackend()._run(argv, in_scratch=True).strip()
+    assert scratch != str(tmp_path) and list(tmp_path.iterdir()) == []
+    assert not __import__("os").path.exists(scratch)
+
+
+def test_node_counts_read_in_the_singular_and_plural():
+    from malleo.plugin.malleable.slurm_resize import nodes_text
+
+    assert [nodes_text(n) for n in (0, 1, 2)] == ["0 nodes", "1 node", "2 nodes"]

@@ -44,3 +44,26 @@ def test_unknown_command_exits_2():
     result = CliRunner().invoke(cli, ["no-such-command"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+
+
+def test_a_source_tree_malleo_folder_that_shadows_the_install_says_so(tmp_path):
+    """Python started in a checkout whose malleo/ folder is not the installed package (after
+    ``pip install .``, or another checkout) fails with one clear ImportError, not with
+    ``No module named 'malleo.emulator'`` later."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shutil.copytree(Path(malleo.__file__).parent, tmp_path / "malleo",
+                    ignore=shutil.ignore_patterns("emulator", "_core", "plugin", "__pycache__"))
+    (tmp_path / "emulator").mkdir()  # a checkout's layout: subpackages beside malleo/
+    proc = subprocess.run([sys.executable, "-c", "import malleo.emulator"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: malleo: {tmp_path / 'malleo'} is the source tree's "
+                           "malleo/ folder"), proc.stderr
+    assert "pip install -e ." in last
+    # The same interpreter started elsewhere imports the installed malleo.
+    assert subprocess.run([sys.executable, "-c", "import malleo.emulator"], cwd="/").returncode == 0

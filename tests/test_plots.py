@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
@@ -247,3 +248,60 @@ def test_malleo_and_replay_do_not_import_matplotlib_or_optuna():
             "bad = [m for m in ('matplotlib', 'optuna', 'submitit') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _brute_binned(times, values, t0, width, bins, end=None):
+    """Second-by-second reference for plots.binned (integer times)."""
+    times, values = list(times), list(values)
+    out = []
+    for k in range(bins):
+        lo = t0 + k * width
+        hi = min(lo + width, end) if end is not None and k == bins - 1 else lo + width
+        seconds = []
+        for t in range(lo, hi):
+            i = max((j for j, ti in enumerate(times) if ti <= t), default=None)
+            seconds.append(0 if i is None else values[i])
+        out.append((sum(seconds) / len(seconds), min(seconds), max(seconds)))
+    return out
+
+
+@pytest.mark.parametrize("times, values, end", [
+    ([0, 5, 17, 18, 40], [3, 1, 7, 0, 2], None),
+    ([4, 10, 20, 21, 22, 55], [1, 5, 2, 9, 4, 6], 57),       # events on bin edges; a short last bin
+    ([0, 31], [8, 2], None),                                 # empty bins hold the last value
+])
+def test_binned_means_and_bands_match_a_second_by_second_count(times, values, end):
+    width, bins = 10, 6
+    mean, low, high = plots.binned(np.array(times), np.array(values), 0, width, bins, end=end)
+    expected = _brute_binned(times, values, 0, width, bins, end)
+    assert mean.tolist() == pytest.approx([e[0] for e in expected])
+    assert low.tolist() == [e[1] for e in expected] and high.tolist() == [e[2] for e in expected]
+
+
+def test_timeline_bin_follows_the_span():
+    day = 86400
+    assert plots.timeline_bin(2 * 3600) == (60, "1-minute")
+    assert plots.timeline_bin(15 * day) == (3600, "hourly")
+    assert plots.timeline_bin(30 * day) == (6 * 3600, "6-hour")
+    assert plots.timeline_bin(300 * day) == (day, "daily")
+    assert plots.timeline_bin(700 * day) == (7 * day, "weekly")
+
+
+def test_a_long_timeline_is_aggregated_and_says_so(tmp_path):
+    """A 700-day run with a change every 30 minutes: one point a week with a min-max band,
+    the resolution on the time axis (issue 17: SDSC-SP2 was a solid band)."""
+    n = 700 * 48
+    submit = np.arange(n, dtype=np.int64) * 1800
+    jobs = pd.DataFrame({"submit": submit, "start": submit, "end": submit + 1800 * (1 + np.arange(n) % 3),
+                         "wait": 0, "runtime": 1800 * (1 + np.arange(n) % 3), "procs": 1 + np.arange(n) % 4})
+    fig = plots.timeline_figure({"fcfs+easy": jobs}, procs=16)
+    top = fig.axes[0]
+    weeks = int(np.ceil(jobs["end"].max() / (7 * 86400)))                # 700 days and a bit
+    assert len(top.get_lines()[0].get_xdata()) == weeks == 101
+    assert "weekly mean, band = weekly min–max" in fig.axes[1].get_xlabel()
+    assert [t.get_text() for t in top.get_legend().get_texts()] == [
+        "fcfs+easy (weekly mean)", "fcfs+easy (weekly min–max)"]
+    means = top.get_lines()[0].get_ydata()
+    assert 0 < means.min() and means.max() <= 100
+    fig.savefig(tmp_path / "t.png")
+    check_png(tmp_path / "t.png")

@@ -24,5 +24,5 @@ def test_serves_until_sigterm_and_removes_its_socket(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    assert "listening on" in err and "reconfig refused: malformed request" in err
+    assert "listening on" in err and "reconfig refused uid 0: malformed request" in err
     assert not sock.exists()

@@ -7,9 +7,8 @@ import time
 
 import pytest
 
-from malleo.plugin.backends.errors import InvalidJobId
 from malleo.plugin.reconfig import Decision, Endpoint
-from reconfig_clients import NOBODY, request, send_as, send_raw
+from reconfig_clients import NOBODY, ScriptedSlurm, json_record, request, send_as, send_raw
 
 ROOT_JOB = 10
 NOBODY_JOB = 11
@@ -17,32 +16,13 @@ RIGID_JOB = 12
 PENDING_JOB = 13
 
 
-def record(job_id, uid, user, state="RUNNING", nodes=2, comment="malleo:min=1,max=4,period=5"):
-    return (f"JobId={job_id} JobName=app UserId={user}({uid}) GroupId=root(0) Priority=1 "
-            f"JobState={state} Reason=None Partition=debug TimeLimit=00:10:00 "
-            f"SubmitTime=2026-11-30T04:00:00 StartTime=2026-11-30T04:00:01 "
-            f"EndTime=2026-11-30T04:10:01 NodeList=n[1-{nodes}] NumNodes={nodes} NumCPUs={2 * nodes} "
-            f"Comment={comment} StdOut=/dev/null\n")
-
-
-class ScriptedSlurm:
-    """Answers ``scontrol show job -o J`` from fixed records; counts every call."""
-
-    def __init__(self):
-        self.calls = []
-        self.records = {
-            ROOT_JOB: record(ROOT_JOB, 0, "root"),
-            NOBODY_JOB: record(NOBODY_JOB, NOBODY, "nobody"),
-            RIGID_JOB: record(RIGID_JOB, 0, "root", comment="(null)"),
-            PENDING_JOB: record(PENDING_JOB, 0, "root", state="PENDING"),
-        }
-
-    def _run(self, argv):
-        self.calls.append(argv)
-        job_id = int(argv[-1])
-        if job_id not in self.records:
-            raise InvalidJobId("slurm_load_jobs error: Invalid job id specified", argv, 1)
-        return self.records[job_id]
+def records():
+    return {
+        ROOT_JOB: json_record(ROOT_JOB, 0, "root"),
+        NOBODY_JOB: json_record(NOBODY_JOB, NOBODY, "nobody"),
+        RIGID_JOB: json_record(RIGID_JOB, 0, "root", comment=None),
+        PENDING_JOB: json_record(PENDING_JOB, 0, "root", state="PENDING"),
+    }
 
 
 @pytest.fixture
@@ -55,7 +35,7 @@ def endpoint():
 
     directory = tempfile.mkdtemp(prefix="malleo-reconfig-")
     os.chmod(directory, 0o755)                      # nobody must reach the socket
-    ep = Endpoint(os.path.join(directory, "r.sock"), ScriptedSlurm(), decide=decide).start()
+    ep = Endpoint(os.path.join(directory, "r.sock"), ScriptedSlurm(records()), decide=decide).start()
     ep.decided = decided
     yield ep
     ep.stop()
@@ -116,7 +96,7 @@ def test_silent_client_times_out_and_the_endpoint_keeps_serving(endpoint):
         answer = send_raw(endpoint.path, request(ROOT_JOB, 2))   # served meanwhile
         assert answer["ok"] is True
         idle.settimeout(10)
-        assert b"malformed request" in idle.recv(4096)
+        assert b"no complete request within 0.5 s" in idle.recv(4096)
     assert endpoint.refusals == 1
 
 

@@ -122,3 +122,36 @@ def test_agent_serves_the_endpoint_with_its_policy(slurm_cluster, slurm_jobs, tm
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert not sock.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="setuid needs root")
+def test_owner_comes_from_slurms_json_not_text_a_job_can_imitate(slurm_cluster, slurm_jobs,
+                                                                  endpoint, tmp_path):
+    """Root's malleable job whose output path ends in `` UserId=nobody(65534)``: in the text
+    of ``scontrol show job -o`` StdOut comes after UserId, so a text parser takes nobody as the
+    owner. The endpoint reads the owner from ``squeue --json``: nobody is refused."""
+    backend = slurm_cluster.backend
+    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=300,
+                            output=str(tmp_path / "out UserId=nobody(65534)"),
+                            extra_args=[MALLEABLE])
+    slurm_jobs.append(job_id)
+    running(backend, job_id)
+    refused = send_as(NOBODY, endpoint.path, request(job_id, 1))
+    assert refused["ok"] is False and f"uid {NOBODY} may not ask about a job of uid 0" \
+        in refused["error"]
+    assert send_raw(endpoint.path, request(job_id, 1))["ok"] is True
+
+
+def test_job_json_gives_the_whole_comment_and_refuses_unknown_ids(slurm_cluster, slurm_jobs):
+    from malleo.plugin.backends.errors import InvalidJobId
+
+    backend = slurm_cluster.backend
+    comment = "malleo:min=1,max=2,period=5 UserId=nobody(65534) JobState=PENDING"
+    job_id = backend.submit(wrap="sleep 60", nodes=1, time_limit=300, output="/dev/null",
+                            extra_args=[f"--comment={comment}"])
+    slurm_jobs.append(job_id)
+    rec = backend.job_json(job_id)
+    assert rec["job_id"] == job_id and rec["comment"] == comment
+    assert rec["user_id"] == os.geteuid()
+    with pytest.raises(InvalidJobId, match="not in Slurm's job list"):
+        backend.job_json(job_id + 100_000)

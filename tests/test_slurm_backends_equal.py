@@ -1,7 +1,7 @@
 """The two backends are interchangeable: on the same live queue the CLI/JSON backend and the
 pyslurm backend read the same jobs, nodes and partitions, the agent (shadow mode: it plans
 and applies nothing) decides the same order, starts, priority writes and reservations, and
-``malleo slurm status --json`` prints the same document (less its ``now``).
+``malleo slurm status --local --json`` prints the same document (less its ``now``).
 
 Runs where pyslurm imports and was built for the running Slurm (``make test-slurm-25.11``,
 which sets MALLEO_REQUIRE_PYSLURM=1 so that it cannot skip there); skips elsewhere.
@@ -46,7 +46,7 @@ def _decisions(backend, policy_file):
 
 
 def _status(kind, conf):
-    result = CliRunner().invoke(cli, ["slurm", "status", "--json"], catch_exceptions=False,
+    result = CliRunner().invoke(cli, ["slurm", "status", "--local", "--json"], catch_exceptions=False,
                                 env={"SLURM_CONF": conf, "MALLEO_SLURM_BACKEND": kind})
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)

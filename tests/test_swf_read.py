@@ -15,6 +15,7 @@ from malleo.emulator import read_swf
 from malleo.emulator.swf import DERIVED
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS
 from malleo.errors import TraceError
+from malleo.limits import MAX_PROCS, MAX_TIME
 
 HEADER = "; Version: 2.2\n; MaxProcs: 64\n"
 
@@ -403,9 +404,13 @@ def test_scanner_matches_python_number_parsing(tmp_path_factory, values, ints, f
     int_values, float_values = iter(ints), iter(values)
     tokens = {name: NUMBER_FORMATS[fmt](next(float_values)) if name in FLOAT_FIELDS
               else str(next(int_values)) for name in FIELDS}
-    # Keep the job replayable so its row is returned: submit >= 0, runtime >= 0, 1 proc.
-    tokens.update(submit_time=tokens["submit_time"].lstrip("-"),
-                  run_time=tokens["run_time"].lstrip("-"), allocated_procs="1")
+    # Keep the job replayable so its row is returned: submit >= 0, runtime >= 0, 1 proc,
+    # and the fields the core consumes within malleo.limits.
+    tokens.update(submit_time=str(abs(int(tokens["submit_time"])) % (MAX_TIME + 1)),
+                  run_time=str(abs(int(tokens["run_time"])) % (MAX_TIME + 1)),
+                  requested_time=str(int(tokens["requested_time"]) % (MAX_TIME + 1)),
+                  requested_procs=str(int(tokens["requested_procs"]) % (MAX_PROCS + 1)),
+                  allocated_procs="1")
     line = tokens["job_number"] + "".join(
         sep + tokens[name] for sep, name in zip(seps, FIELDS[1:]))
     path = tmp_path_factory.mktemp("scan") / "t.swf"

@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "policy": "malleo.emulator.cli.policy:policy",
     "tune": "malleo.emulator.cli.tune:tune",
     "report": "malleo.emulator.cli.report:report",
-    "slurm": "malleo.emulator.cli.slurm:slurm",
+    "slurm": "malleo.plugin.cli.slurm:slurm",
 }
 """Command name -> ``module:attribute``; names whose module is absent are not listed."""
 
@@ -53,7 +53,7 @@ class MalleoGroup(click.Group):
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from malleo._core import BUILD_INFO
+    from malleo._core._buildinfo import BUILD_INFO
 
     click.echo(f"malleo {malleo.__version__}, {BUILD_INFO}")
     ctx.exit()

@@ -52,6 +52,9 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
     from malleo.emulator.driver import load_workload, replay
     from malleo.policy_file import load_policy
 
+    from malleo.emulator.outputs import check_outputs
+
+    check_outputs(dirs={"--plot": plot_dir})
     flex = {k: v for k, v in flex.items() if k in MALLEABILITY_OPTION_KEYS}
     policies = [(spec, apply_malleability_options(policy, **flex)) for spec, policy in specs]
     policies += [(Path(path).name, load_policy(path)) for path in configs]

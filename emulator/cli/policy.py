@@ -1,10 +1,14 @@
 """``malleo policy``: inspect and create TOML policy files."""
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import click
+
+from malleo.errors import MalleoError
 
 
 @click.group(short_help="Show or create policy files (TOML).")
@@ -38,13 +42,71 @@ def init(output: str | None, force: bool) -> None:
     from malleo.policy import Policy
     from malleo.policy_file import dump_policy
 
+    from malleo.emulator.outputs import check_outputs
+
     text = dump_policy(Policy(), comments=True)
     if output is None:
         click.echo(text, nl=False)
         return
     path = Path(output)
-    if path.exists() and not force:
+    if (path.exists() or path.is_symlink()) and not force:
         raise click.BadParameter(f"{output} exists (use --force to overwrite)",
                                  param_hint="'-o' / '--output'")
-    path.write_text(text, encoding="utf-8")
+    # Missing folders are created first (mode 0755), then the output checks every command
+    # makes run on the complete path.
+    created = _make_parents(path.parent)
+    check_outputs(files={"--output": output})
+    _write_no_follow(path, text)
+    for folder in created:
+        click.echo(f"created {folder}/ (mode 0755)", err=True)
     click.echo(f"wrote {output}", err=True)
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create the missing folders of ``folder``, outermost first, each with mode 0755
+    (whatever the umask); return those created.
+
+    Raises:
+        MalleoError: a component exists but is not a folder, or cannot be created.
+    """
+    missing = []
+    probe = folder
+    while not probe.exists():
+        if probe.is_symlink():  # a dangling link: never create through it
+            raise MalleoError(f"-o/--output: {probe} is a symbolic link to nothing; "
+                              "create its target or choose another path")
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise MalleoError(f"-o/--output: {probe} is not a folder")
+    created = []
+    for part in reversed(missing):
+        try:
+            os.mkdir(part, 0o755)
+            os.chmod(part, 0o755, follow_symlinks=False)
+        except OSError as exc:
+            raise MalleoError(f"-o/--output: cannot create the folder {part}: "
+                              f"{exc.strerror}") from None
+        created.append(part)
+    return created
+
+
+def _write_no_follow(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (mode 0644 when new), refusing to write through a
+    symbolic link at ``path`` itself.
+
+    Raises:
+        MalleoError: ``path`` is a link or a folder, or cannot be written.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MalleoError(f"-o/--output: {path} is a symbolic link; "
+                              "write to its target instead") from None
+        raise MalleoError(f"-o/--output: cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)

@@ -9,6 +9,7 @@ from malleo.emulator.cli._options import (apply_malleability_options, malleabili
                                           policy_from_options, policy_options, quiet_option,
                                           read_options, workload_options)
 from malleo.emulator.cli._progress import Progress
+from malleo.emulator.outputs import check_outputs
 
 
 @click.command(short_help="Replay a trace under one policy and print its metrics.")
@@ -54,6 +55,7 @@ def replay(trace, config, order, backfill, estimate, bf_max_job_test, bf_window,
         expand_mode=expand_mode)
     if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
+    check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))

@@ -41,8 +41,10 @@ def report(results, output, procs, objective, window, bsld_threshold, title) -> 
     wait-time CDF, mean bounded slowdown by size and runtime class and a Gantt chart;
     tuning runs give their leaderboard and the objective across trials.
     """
+    from malleo.emulator.outputs import check_outputs
     from malleo.emulator.report import build_report, read_inputs
 
+    check_outputs(files={"--output": output})
     inputs = read_inputs(results)
     page = build_report(inputs, procs=procs, objective=objective, window=window,
                         bsld_threshold=bsld_threshold, title=title)

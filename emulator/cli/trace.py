@@ -19,6 +19,10 @@ from malleo.emulator.swf import read_swf, write_swf
 from malleo.emulator.swf_clean import OVERRUN, PROCS_FROM
 from malleo.emulator.swf_header import TraceMeta
 from malleo.emulator.trace_summary import format_summary, summarize
+from malleo.limits import MAX_PROCS
+
+MAX_GENERATED_JOBS = 10_000_000
+"""The most jobs ``trace generate`` writes (about 20 times RICC-2010-2, 1.5 GB in memory)."""
 
 
 @click.group(short_help="Inspect SWF traces and generate synthetic ones.")
@@ -57,10 +61,10 @@ def info(file: str, procs: int | None, procs_from: str, overrun: str, lenient: b
 
 
 @trace.command(short_help="Write a synthetic trace (Lublin-Feitelson model).")
-@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), required=True,
-              help="Number of jobs.")
-@click.option("--procs", type=click.IntRange(min=1), required=True,
-              help="Machine size in processors.")
+@click.option("--jobs", "n_jobs", type=click.IntRange(min=1, max=MAX_GENERATED_JOBS),
+              required=True, help=f"Number of jobs (at most {MAX_GENERATED_JOBS:,}).")
+@click.option("--procs", type=click.IntRange(min=1, max=MAX_PROCS), required=True,
+              help=f"Machine size in processors (at most 2**24 = {MAX_PROCS:,}).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Random seed (same seed, same trace).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=str),
@@ -69,8 +73,10 @@ def generate(n_jobs: int, procs: int, seed: int, output: str) -> None:
     """Generate N jobs for a P-processor machine with the Lublin-Feitelson workload model
     and write them as SWF with a header (MaxProcs, MaxNodes, a Note naming the model and
     seed)."""
+    from malleo.emulator.outputs import check_outputs
     from malleo.emulator.workload import generate_lublin
 
+    check_outputs(files={"--output": output})
     jobs = generate_lublin(jobs=n_jobs, procs=procs, seed=seed)
     meta = TraceMeta(
         computer=f"synthetic machine of {procs} processors",

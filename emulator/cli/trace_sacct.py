@@ -51,9 +51,11 @@ def from_sacct(input_path, output, fmt, tz, procs, node_cpus, computer, map_path
     jobs are skipped.  Users, groups, QOS (SWF queue) and partitions become numbers
     1..k by sorted name; the header records each mapping.
     """
+    from malleo.emulator.outputs import check_outputs
     from malleo.emulator.swf import write_swf
     from malleo.emulator.swf_header import TraceMeta
 
+    check_outputs(files={"--output": output, "--map": map_path})
     if input_path == "-":
         with tempfile.NamedTemporaryFile("w", suffix=".sacct", delete=False) as handle:
             handle.write(sys.stdin.read())

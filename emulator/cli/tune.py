@@ -31,7 +31,8 @@ from malleo.errors import MalleoError
 @click.option("--search", type=click.Choice(("grid", "random", "tpe")), default="tpe",
               show_default=True, help="Search strategy (tpe: optuna's model-based search).")
 @click.option("--trials", type=click.IntRange(min=1), default=None,
-              help="Trials to run. [default: the whole grid; 20 for random and tpe]")
+              help="Trials to run, at most 100,000. [default: the whole grid; 20 for "
+                   "random and tpe]")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random and tpe searches.")
 @click.option("--split", type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -43,8 +44,10 @@ from malleo.errors import MalleoError
               help="Local worker processes. [default: the core count]")
 @click.option("--results", "results_path", type=click.Path(dir_okay=False), default=None,
               metavar="FILE.csv", help="Results file, one row per trial, written as trials "
-                                      "finish; rerunning with it skips finished trials. "
-                                      "[default: TRACE's name + .tune.csv here]")
+                                      "finish; rerunning with it skips finished trials "
+                                      "(it must be yours: a link or another user's file "
+                                      "is refused). [default: TRACE.SETUP.tune.csv in "
+                                      "~/.local/state/malleo/tune/, private]")
 @click.option("--executor", type=click.Choice(("local", "slurm")), default="local",
               show_default=True, help="Run trials in local processes or as a Slurm job "
                                       "array (submitit).")
@@ -86,25 +89,36 @@ def tune(trace, space_path, objective, search, trials, seed, split, no_split, wo
     and the default policy's (fcfs+easy) beside it.  The best policy is written to
     --out, ready for 'malleo replay --config' and the Slurm agent.
     """
+    from malleo.emulator.outputs import check_outputs
     from malleo.emulator.tune.evaluate import Setup
+
+    if not split == split:
+        raise click.BadParameter("must be a fraction in (0, 1), got nan", param_hint="'--split'")
     from malleo.emulator.tune.objective import parse_objective
-    from malleo.emulator.tune.runner import TrialBar, run_tune
+    from malleo.emulator.tune.runner import TrialBar, default_results_path, run_tune
     from malleo.emulator.tune.space import load_space
+    from malleo.emulator.tune.space_limits import check_space_size
     from malleo.policy_file import dump_policy
 
+    check_outputs(files={"--out": out_path, "--results": results_path},
+                  dirs={"--slurm-dir": slurm_dir if executor == "slurm" else None})
     space = load_space(space_path)
+    check_space_size(space, search, trials)
     goal = parse_objective(objective)
     setup = Setup(trace=os.path.abspath(trace), procs=procs, node_procs=node_procs,
                   read_options=read_options(lenient, procs_from, overrun),
                   bsld_threshold=bsld_threshold, split=None if no_split else split,
                   fixed=space.fixed)
     if results_path is None:
-        results_path = Path(trace).name.removesuffix(".gz") + ".tune.csv"
+        results_path = default_results_path(setup)
     slurm = None
     if executor == "slurm":
         slurm = {"partition": partition, "time_min": time_min,
                  "array_size": array_size or workers or os.cpu_count() or 1,
                  "folder": slurm_dir or str(Path(results_path).with_suffix("")) + ".slurm"}
+    if not quiet:
+        click.echo(f"malleo: tuning {Path(trace).name} ({search} search); results in "
+                   f"{results_path}", err=True)
     bar = TrialBar(goal, enabled=not quiet)
     result = run_tune(setup, space, goal, search=search, trials=trials, seed=seed,
                       workers=workers, results_path=results_path, executor=executor,

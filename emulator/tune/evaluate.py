@@ -21,7 +21,8 @@ from malleo.emulator.tune.objective import RECORDED_METRICS
 from malleo.emulator.tune.space import build_policy
 from malleo.errors import MalleoError
 
-__all__ = ["Setup", "Context", "split_index", "evaluate", "params_key", "DEFAULT_TRIAL"]
+__all__ = ["Setup", "Context", "split_index", "evaluate", "params_key", "content_hash",
+           "DEFAULT_TRIAL"]
 
 DEFAULT_TRIAL = -1
 """Trial number of the reference run with the default policy (``Policy()``)."""
@@ -51,13 +52,41 @@ class Setup:
     fixed: dict[str, Any] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
-        """A short hash of the setup: results files refuse rows of another setup."""
+        """A short hash of the setup, the trace's content included: results files refuse
+        rows of another setup, so a trace edited in place (even at the same size) starts
+        a fresh run instead of resuming stale results."""
         data = asdict(self)
         if self.trace is not None:
-            stat = Path(self.trace).stat()
-            data["trace_size"] = stat.st_size
+            data["trace_sha256"] = content_hash(self.trace)
         text = json.dumps(data, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+_HASHES: dict[tuple, str] = {}
+
+
+def content_hash(path: str | Path) -> str:
+    """SHA-256 of the file's bytes (as stored, compressed or not), hex.
+
+    Cached in this process by (path, device, inode, size, mtime, ctime), so a run hashes
+    its trace once; any change to the file changes its ctime and is hashed again.
+
+    Raises:
+        MalleoError: the file cannot be read.
+    """
+    try:
+        info = Path(path).stat()
+        key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+               info.st_ctime_ns)
+        if key not in _HASHES:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            _HASHES[key] = digest.hexdigest()
+    except OSError as exc:
+        raise MalleoError(f"{path}: cannot read the trace: {exc.strerror or exc}") from None
+    return _HASHES[key]
 
 
 def params_key(params: dict[str, Any]) -> str:
@@ -106,8 +135,12 @@ class Context:
 
     @classmethod
     def get(cls, setup: Setup) -> "Context":
-        """The process-wide context of ``setup`` (loaded on first use)."""
-        key = json.dumps(asdict(setup), sort_keys=True, default=str)
+        """The process-wide context of ``setup`` (loaded on first use, and again when the
+        trace's content changed)."""
+        data = asdict(setup)
+        if setup.trace is not None:
+            data["trace_sha256"] = content_hash(setup.trace)
+        key = json.dumps(data, sort_keys=True, default=str)
         if key not in cls._cache:
             cls._cache.clear()
             cls._cache[key] = cls(setup)

@@ -14,19 +14,29 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
 from malleo.emulator.tune.evaluate import DEFAULT_TRIAL, Context, Setup, evaluate, params_key
 from malleo.emulator.tune.objective import Objective
-from malleo.emulator.tune.results import ResultsFile
+from malleo.emulator.tune.results import ResultsFile, private_dir
 from malleo.emulator.tune.search import SEARCHES, TpeSearch, fixed_points, DEFAULT_TRIALS
 from malleo.emulator.tune.space import Space
+from malleo.emulator.tune.space_limits import check_space_size
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 
-__all__ = ["TuneResult", "run_tune", "score_rows", "TrialBar"]
+__all__ = ["TuneResult", "run_tune", "score_rows", "TrialBar", "default_results_path"]
+
+
+def default_results_path(setup: Setup, fingerprint: str | None = None) -> str:
+    """Where a run keeps its results without ``--results``: ``TRACE.FINGERPRINT.tune.csv``
+    in the user's private state directory (:func:`malleo.emulator.tune.results.private_dir`),
+    so the same trace and setup resume, and no other user can plant or read the file."""
+    name = Path(setup.trace).name.removesuffix(".gz") if setup.trace else "default-workload"
+    return str(private_dir("tune") / f"{name}.{fingerprint or setup.fingerprint()}.tune.csv")
 
 
 @dataclass
@@ -80,15 +90,17 @@ def run_tune(setup: Setup, space: Space, objective: Objective, *, search: str = 
             :data:`DEFAULT_TRIALS`).
         seed: seed of the random and TPE searches.
         workers: local processes (default: the core count); 1 runs in this process.
-        results_path: the results CSV (resumed when it exists); None: a file under the
-            system's temporary folder named after the setup.
+        results_path: the results CSV (resumed when it exists; refused when it is a
+            link or owned by another user); None: :func:`default_results_path`, in the
+            user's private state directory.
         executor: ``local`` or ``slurm``.
         slurm: options of the Slurm executor (:func:`malleo.emulator.tune.slurm.run_array`).
         on_row: called after each finished trial with ``(row, done, total)``.
 
     Raises:
-        MalleoError: a bad argument, a split leaving no jobs, a results file of another
-            setup, or a Slurm executor problem.
+        MalleoError: a bad argument, a space above :mod:`malleo.emulator.tune.space_limits`,
+            a split leaving no jobs, a results file of another setup or not safely ours,
+            or a Slurm executor problem.
     """
     if search not in SEARCHES:
         raise MalleoError(f"search: must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -96,13 +108,13 @@ def run_tune(setup: Setup, space: Space, objective: Objective, *, search: str = 
         raise MalleoError(f"trials: must be >= 1, got {trials}")
     if executor not in ("local", "slurm"):
         raise MalleoError(f"executor: must be local or slurm, got {executor!r}")
+    check_space_size(space, search, trials)
     workers = workers or os.cpu_count() or 1
     context = Context.get(setup)         # reads the trace once here: errors surface early
+    fingerprint = setup.fingerprint()
     if results_path is None:
-        import tempfile
-        results_path = os.path.join(tempfile.gettempdir(),
-                                    f"malleo-tune-{setup.fingerprint()}.csv")
-    results = ResultsFile(results_path, setup.fingerprint())
+        results_path = default_results_path(setup, fingerprint)
+    results = ResultsFile(results_path, fingerprint)
     failed: list[dict[str, Any]] = []
 
     if search == "tpe":
@@ -249,8 +261,12 @@ def _run_tpe_local(setup: Setup, tpe: TpeSearch, first: list[tuple[int, dict]],
 class TrialBar:
     """A progress bar of finished trials on stderr: ``[#####-----] 12/40  best 3.21  ETA 20 s``.
 
-    Redrawn in place on a terminal; elsewhere one line at every tenth of the run.
+    Redrawn in place on a terminal; elsewhere one line at every tenth of the run, and at
+    least one every :attr:`every` seconds (60) while trials finish, so a long tune shows
+    it is alive in a log too.
     """
+
+    every = 60.0
 
     def __init__(self, objective: Objective, enabled: bool = True, stream=None) -> None:
         self.stream = stream or sys.stderr
@@ -261,6 +277,7 @@ class TrialBar:
         self.failed = 0
         self.started = time.monotonic()
         self._last_tenth = -1
+        self._last_line = self.started
 
     def __call__(self, row: dict[str, Any], done: int, total: int) -> None:
         score = _train_score(row, self.objective)
@@ -282,7 +299,9 @@ class TrialBar:
             self.stream.flush()
         else:
             tenth = int(10 * done / max(total, 1))
-            if tenth != self._last_tenth or done >= total:
+            now = time.monotonic()
+            if tenth != self._last_tenth or done >= total or now - self._last_line >= self.every:
                 self._last_tenth = tenth
+                self._last_line = now
                 self.stream.write(line + "\n")
                 self.stream.flush()

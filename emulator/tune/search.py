@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Iterator
 
 import numpy as np
@@ -31,10 +32,11 @@ def fixed_points(space: Space, search: str, trials: int | None, seed: int
                  ) -> list[tuple[int, dict[str, Any]]]:
     """``(trial number, params)`` of a grid or random search, in trial order."""
     if search == "grid":
-        points = space.grid()
-        if trials is not None:
-            points = points[:trials]
-        return list(enumerate(points))
+        # Lazily: a large grid cut by --trials is never listed whole.
+        names = [p.name for p in space.params]
+        product = itertools.product(*(p.grid() for p in space.params))
+        return [(i, dict(zip(names, values)))
+                for i, values in enumerate(itertools.islice(product, trials))]
     if search == "random":
         count = DEFAULT_TRIALS if trials is None else trials
         return list(enumerate(_distinct_draws(space, count, seed)))

@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from malleo.errors import PolicyError
+from malleo.input_files import read_text
+from malleo.toml_input import parse_toml
 from malleo.policy import Multifactor, Policy
 from malleo.policy_file import MULTIFACTOR_KEYS, TOP_KEYS
 
@@ -161,24 +162,13 @@ def load_space(path: str | Path) -> Space:
         PolicyError: ``FILE:LINE: key: what is wrong``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read space file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    text = read_text(path, "space file", PolicyError, max_bytes=1 << 20)
     return loads_space(text, source=str(path))
 
 
 def loads_space(text: str, source: str = "<space>") -> Space:
     """Parse space-file TOML ``text``; ``source`` names it in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"at line (\d+)", str(exc))
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
-        raise PolicyError(f"{source}:{match.group(1) if match else 1}: invalid TOML: "
-                          f"{reason}") from None
+    data = parse_toml(text, source)
     lines = _key_lines(text)
 
     def fail(name: str, what: str) -> PolicyError:
@@ -221,6 +211,9 @@ def loads_space(text: str, source: str = "<space>") -> Space:
         raise PolicyError(f"{source}:1: nothing to tune: give at least one key an array of "
                           "choices or a {{ low, high }} range")
     space = Space(tuple(params), fixed, source)
+    from malleo.emulator.tune.space_limits import check_space_params
+
+    check_space_params(space)
     try:
         space.policy({p.name: p.grid()[0] for p in params})
     except PolicyError as exc:

@@ -31,6 +31,7 @@ import pandas as pd
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
 from malleo.emulator.workload.estimates import draw_estimates
 from malleo.errors import MalleoError
+from malleo.limits import MAX_PROCS
 
 SECONDS_PER_DAY = 86_400
 SLOTS_PER_DAY = 48
@@ -209,7 +210,8 @@ def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFr
         >>> table = generate_lublin(1000, 256, load=0.7, estimate_max=72 * 3600)
     """
     _require("jobs", jobs, _is_int(jobs) and jobs >= 1, "an integer >= 1")
-    _require("procs", procs, _is_int(procs) and procs >= 1, "an integer >= 1")
+    _require("procs", procs, _is_int(procs) and 1 <= procs <= MAX_PROCS,
+             f"an integer in 1..{MAX_PROCS} (2**24, malleo.limits.MAX_PROCS)")
     _require("seed", seed, _is_int(seed) and seed >= 0, "an integer >= 0")
     known = {f.name for f in dataclasses.fields(LublinParams)}
     unknown = sorted(set(params) - known)

@@ -1,8 +1,11 @@
-"""Structured logs for the agent: one event name plus key=value fields per line.
+"""Structured logs: one event name plus key=value fields per line, one setup for every
+long-running command (``malleo slurm agent``, ``malleo slurm reconfig``).
 
 ``--log-format json`` writes one JSON object per line (``ts``, ``level``, ``event`` and the
 fields), for journald/Loki/Elasticsearch; ``text`` writes
-``2026-11-30T03:00:00Z INFO cycle pending=12 ...``.  Both go to stderr.
+``2026-11-30T03:00:00.000Z INFO cycle pending=12 ...``.  Both go to stderr, timestamps in
+UTC with the zone written (``Z``).  :func:`configure` sets up the ``malleo`` logger, parent of
+``malleo.agent`` and ``malleo.reconfig``; ``--log-level debug`` also shows idle cycles.
 """
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ import sys
 import time
 
 LOGGER_NAME = "malleo.agent"
+ROOT_LOGGER = "malleo"
 FORMATS = ("json", "text")
+LEVELS = ("debug", "info", "warning", "error")
 
 
 def event(logger: logging.Logger, level: int, name: str, **fields) -> None:
@@ -52,11 +57,23 @@ class TextFormatter(logging.Formatter):
         return line
 
 
-def configure(fmt: str = "text", level: int = logging.INFO, stream=None) -> logging.Logger:
-    """Route the agent's logger to ``stream`` (default stderr) in format ``fmt``."""
+def configure(fmt: str = "text", level: int | str = logging.INFO,
+              stream=None) -> logging.Logger:
+    """Route the ``malleo`` loggers to ``stream`` (default stderr) in format ``fmt`` at
+    ``level`` (an int or one of :data:`LEVELS`)."""
     if fmt not in FORMATS:
         raise ValueError(f"log format: must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    logger = logging.getLogger(LOGGER_NAME)
+    if isinstance(level, str):
+        if level.lower() not in LEVELS:
+            raise ValueError(f"log level: must be one of {', '.join(LEVELS)}, got {level!r}")
+        level = getattr(logging, level.upper())
+    for name in (LOGGER_NAME, "malleo.reconfig"):     # children log through the root
+        child = logging.getLogger(name)
+        for handler in list(child.handlers):
+            child.removeHandler(handler)
+        child.setLevel(logging.NOTSET)
+        child.propagate = True
+    logger = logging.getLogger(ROOT_LOGGER)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
     handler = logging.StreamHandler(stream or sys.stderr)

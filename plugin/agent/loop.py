@@ -20,15 +20,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from malleo.errors import PolicyError
 from malleo.plugin.agent import shadow
-from malleo.plugin.agent.apply import ApplyReport, apply_priorities, assign_priorities, wanted_order
+from malleo.plugin.agent.apply import ApplyReport, apply_priorities, assign_priorities
+from malleo.plugin.agent.live_plan import LivePlan, LivePlanner
 from malleo.plugin.agent.logs import LOGGER_NAME, event
 from malleo.plugin.agent.metrics_http import Metrics
-from malleo.plugin.agent.state import (
-    PlanInputs, Snapshot, plan_inputs, queue_fingerprint, read_snapshot, user_key)
+from malleo.plugin.agent.state import PlanInputs, Snapshot, queue_fingerprint, read_snapshot
 from malleo.plugin.backends import SlurmBackend
 from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable
 from malleo.policy import Policy
@@ -39,6 +38,8 @@ BACKOFF_INITIAL = 1.0
 """First wait (seconds) after a failed cycle; doubles up to ``backoff_max``."""
 ONCE_ATTEMPTS = 3
 """Attempts of a ``--once`` run before it gives up (exit 1)."""
+SUMMARY_EVERY = 300.0
+"""Seconds between INFO ``summary`` lines (idle cycles log at DEBUG only)."""
 
 
 def load_agent_policy(path: str | Path) -> Policy:
@@ -76,6 +77,8 @@ class CycleResult:
         stale_retries: re-reads because the queue changed before applying.
         shadow: the comparison with the previous plan (shadow mode only).
         seconds: wall time of the cycle.
+        live: the pass (:class:`~malleo.plugin.agent.live_plan.LivePlan`).
+        sized: id -> node count written for range jobs started now (``start_procs``).
     """
 
     inputs: PlanInputs | None
@@ -88,17 +91,22 @@ class CycleResult:
     stale_retries: int = 0
     shadow: shadow.ShadowReport | None = None
     seconds: float = 0.0
+    live: LivePlan | None = None
+    sized: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def is_idle(self) -> bool:
+        """True when the cycle changed nothing and planned no start (logged at DEBUG)."""
+        report = self.report
+        return (not self.writes and not self.started_now and not self.stale_retries
+                and not self.sized and (report is None or not report.skipped)
+                and (self.shadow is None or not (self.shadow.started or self.shadow.late)))
 
 
 @dataclass
-class _Memory:
-    """What the agent carries between cycles; all of it can be rebuilt from Slurm (a
-    restarted agent starts empty and converges in one cycle)."""
+class _Shadow:
+    """Shadow mode's memory: the previous plan's order and starts."""
 
-    plan_state: object = None
-    recorded: set = field(default_factory=set)
-    reservation: dict = field(default_factory=dict)
-    priority: dict = field(default_factory=dict)
     last_order: list = field(default_factory=list)
     last_starts: set = field(default_factory=set)
 
@@ -116,6 +124,8 @@ class Agent:
         partition: partition to manage; None: the default partition.
         metrics: where to count (a fresh :class:`Metrics` if None).
         backoff_max: longest wait (seconds) between retries when Slurm fails.
+        state_dir: directory of the status file ``agent.json`` (written atomically after
+            every cycle, read by ``malleo slurm status`` and ``diag``); None: none written.
 
     Raises:
         PolicyError: the policy file is invalid.
@@ -124,7 +134,7 @@ class Agent:
     def __init__(self, backend: SlurmBackend, policy_path: str | Path, *, period: float = 5.0,
                  poll: float = 0.5, dry_run: bool = False, unit: str = "nodes",
                  partition: str | None = None, metrics: Metrics | None = None,
-                 backoff_max: float = 30.0):
+                 backoff_max: float = 30.0, state_dir: str | Path | None = None):
         if period <= 0:
             raise PolicyError(f"period: must be > 0 seconds, got {period}")
         self.backend = backend
@@ -138,11 +148,34 @@ class Agent:
         self.metrics = metrics or Metrics()
         self.backoff_max = float(backoff_max)
         self.log = logging.getLogger(LOGGER_NAME)
-        self._memory = _Memory()
+        self.planner = LivePlanner(self.policy, unit=unit, partition=partition)
+        self._shadow = _Shadow()
+        self.started_at = time.time()
+        self.last_cycle: CycleResult | None = None
+        self.summary_every = SUMMARY_EVERY
+        self.state_dir = None if state_dir is None else Path(state_dir)
+        self._state_warned = False
+        self._publisher: threading.Thread | None = None
+        self._publisher_stop = False
+        self._publish_due = threading.Event()
+        self._publish_lock = threading.Lock()
+        self._summary = {"cycles": 0, "idle": 0, "written": 0, "errors": 0,
+                         "since": time.monotonic()}
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._reload = False
         self.metrics.set("malleo_agent_dry_run", 1 if dry_run else 0)
+        self._set_info()
+
+    def _set_info(self) -> None:
+        """The ``malleo_agent_info`` metric: version, policy in force, backend, mode."""
+        import malleo
+
+        self.metrics.set_info("malleo_agent_info", version=malleo.__version__,
+                              policy=self.policy.describe(), config=self.policy_path,
+                              backend=getattr(self.backend, "name", "") or "?",
+                              mode="shadow" if self.dry_run else "priority",
+                              unit=self.unit, partition=self.partition or "")
 
     # --- one cycle ------------------------------------------------------------------------
 
@@ -152,44 +185,34 @@ class Agent:
         Raises:
             SlurmError: Slurm could not be read, or went away while applying.
         """
-        from malleo._core import PlanState, plan
-
         t0 = time.monotonic()
-        memory = self._memory
-        if memory.plan_state is None:
-            memory.plan_state = PlanState()
         # One cheap RPC first: an unreachable controller fails here at once, where the
         # commands below would retry for seconds each.
         self.backend.ping()
+        sized: dict[int, int] = {}
         for attempt in range(STALE_RETRIES + 1):
             fingerprint = queue_fingerprint(self.backend)
             snapshot = read_snapshot(self.backend)
-            self._record_completions(snapshot)
             try:
-                inputs = plan_inputs(snapshot, unit=self.unit, partition=self.partition,
-                                     estimate=self.policy.estimate,
-                                     history=memory.plan_state.history,
-                                     previous_reservation=memory.reservation,
-                                     previous_priority=memory.priority)
+                live = self.planner.plan(snapshot)
             except ValueError as exc:
                 raise SlurmError(str(exc)) from None
-            if inputs.total < 1:
+            inputs = live.inputs
+            if live.decisions is None:
                 event(self.log, logging.WARNING, "no_usable_nodes", partition=inputs.partition)
                 return CycleResult(inputs, None, [], [], {}, None, fingerprint,
-                                   seconds=time.monotonic() - t0)
-            decisions = plan(inputs.now, inputs.total, inputs.running, inputs.pending,
-                             self.policy, memory.plan_state)
-            order = wanted_order(decisions, inputs.pending_ids)
-            started_now = [int(inputs.pending_ids[i]) for i in decisions.start]
+                                   seconds=time.monotonic() - t0, live=live)
+            order, started_now = live.order, live.started_now
             current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
             writes = assign_priorities(order, current)
             report = None
-            if writes and not self.dry_run:
+            if (writes or live.start_sizes()) and not self.dry_run:
                 if queue_fingerprint(self.backend) != fingerprint:
                     self.metrics.inc("malleo_agent_stale_plans_total")
                     event(self.log, logging.INFO, "stale_plan", attempt=attempt + 1,
                           writes=len(writes))
                     continue
+                sized = self._apply_sizes(live)
                 report = apply_priorities(self.backend, writes, order)
             break
         else:
@@ -198,41 +221,36 @@ class Agent:
             report = ApplyReport()
             writes = {}
         shadow_report = self._compare_with_previous(snapshot) if self.dry_run else None
-        memory.plan_state = decisions.state
-        memory.last_order = order
-        memory.last_starts = set(started_now)
-        ids = inputs.pending_ids.tolist()
-        memory.reservation = {j: int(r) for j, r in zip(ids, decisions.reservation.tolist())
-                              if r >= 0}
-        memory.priority = {j: float(p) for j, p in zip(ids, decisions.priority.tolist())
-                           if not np.isnan(p)}
-        result = CycleResult(inputs, decisions, order, started_now, writes, report, fingerprint,
-                             stale_retries=attempt, shadow=shadow_report,
-                             seconds=time.monotonic() - t0)
+        self.planner.commit(live)
+        self._shadow.last_order = order
+        self._shadow.last_starts = set(started_now)
+        result = CycleResult(inputs, live.decisions, order, started_now, writes, report,
+                             fingerprint, stale_retries=attempt, shadow=shadow_report,
+                             seconds=time.monotonic() - t0, live=live, sized=sized)
         self._account(result)
         return result
 
-    def _record_completions(self, snapshot: Snapshot) -> None:
-        """Feed completed jobs Slurm still lists into the runtime history (predict mode and
-        multifactor usage); a restarted agent thus rebuilds what Slurm still shows."""
-        memory = self._memory
-        done = sorted((j for j in snapshot.jobs
-                       if j.state == "COMPLETED" and j.start_time and j.end_time
-                       and j.end_time >= j.start_time),
-                      key=lambda j: (j.end_time, j.job_id))
-        present = set()
-        for job in done:
-            present.add(job.job_id)
-            if job.job_id in memory.recorded:
+    def _apply_sizes(self, live: LivePlan) -> dict[int, int]:
+        """Act on ``Decisions.start_procs``: a range job (``-N a-b``) the plan starts now
+        at n nodes gets ``NumNodes=n-n`` (before its priority rises).  A job that changed
+        meanwhile is skipped, as priority writes are."""
+        from malleo.plugin.backends.errors import SlurmCommandError
+
+        done = {}
+        for job_id, size in live.start_sizes().items():
+            try:
+                self.backend.update_job(job_id, num_nodes=size)
+            except SlurmCommandError as exc:
+                event(self.log, logging.INFO, "size_skipped", job=job_id, nodes=size,
+                      error=str(exc))
                 continue
-            size = job.num_nodes if self.unit == "nodes" else job.num_cpus
-            memory.plan_state.record_completion(user_key(job), max(size, 1), job.start_time,
-                                                job.end_time)
-            memory.recorded.add(job.job_id)
-        memory.recorded &= present
+            done[job_id] = size
+        if done:
+            self.metrics.inc("malleo_agent_sizes_applied_total", len(done))
+        return done
 
     def _compare_with_previous(self, snapshot: Snapshot) -> shadow.ShadowReport | None:
-        memory = self._memory
+        memory = self._shadow
         if not memory.last_order:
             return None
         wanted = set(memory.last_order)
@@ -278,17 +296,45 @@ class Agent:
                       running=len(inputs.running_ids), skipped=len(inputs.skipped),
                       busy=inputs.busy, total=inputs.total, start_now=result.started_now,
                       seconds=round(result.seconds, 4), stale_retries=result.stale_retries)
+        if result.sized:
+            fields["sized"] = {str(k): v for k, v in result.sized.items()}
+        idle = result.is_idle
+        if idle:
+            m.inc("malleo_agent_idle_cycles_total")
+        level = logging.DEBUG if idle else logging.INFO
         if self.dry_run:
             fields["would_write"] = {str(k): v for k, v in list(result.writes.items())[:50]}
             fields["would_write_count"] = len(result.writes)
-            event(self.log, logging.INFO, "cycle_dry_run", **fields)
+            event(self.log, level, "cycle_dry_run", **fields)
         else:
             fields["written"] = len(report.applied) if report else 0
             if report is not None and report.skipped:
                 fields["skipped_writes"] = {"vanished": report.vanished,
                                             "not_pending": report.not_pending,
                                             "refused": report.failed}
-            event(self.log, logging.INFO, "cycle", **fields)
+            event(self.log, level, "cycle", **fields)
+        summary = self._summary
+        summary["cycles"] += 1
+        summary["idle"] += int(idle)
+        summary["written"] += fields.get("written", 0)
+
+    def _maybe_summarise(self, force: bool = False) -> None:
+        """Every :attr:`summary_every` seconds (and at stop), one INFO ``summary`` line of
+        the cycles since the last one, so an idle agent still says it is alive."""
+        summary = self._summary
+        elapsed = time.monotonic() - summary["since"]
+        if not force and elapsed < self.summary_every:
+            return
+        if summary["cycles"] or summary["errors"] or force:
+            last = self.last_cycle
+            event(self.log, logging.INFO, "summary", seconds=round(elapsed, 1),
+                  cycles=summary["cycles"], idle_cycles=summary["idle"],
+                  written=summary["written"], errors=summary["errors"],
+                  pending=len(last.inputs.pending_ids) if last and last.inputs else 0,
+                  running=len(last.inputs.running_ids) if last and last.inputs else 0,
+                  policy=self.policy.describe())
+        self._summary = {"cycles": 0, "idle": 0, "written": 0, "errors": 0,
+                         "since": time.monotonic()}
 
     # --- the service loop --------------------------------------------------------------------
 
@@ -318,13 +364,62 @@ class Agent:
             return False
         old = self.policy
         self.policy = policy
-        if policy.order != old.order or policy.backfill != old.backfill:
-            self._memory.reservation.clear()
-            self._memory.priority.clear()
+        self.planner.set_policy(policy)
+        self._set_info()
         self.metrics.inc("malleo_agent_policy_reloads_total", result="ok")
         event(self.log, logging.INFO, "policy_reloaded", policy=policy.describe(),
               previous=old.describe())
         return True
+
+    def publish(self, stopped: bool = False, wait: bool = True) -> None:
+        """Write the status file (``state_dir``/agent.json) that ``malleo slurm status``
+        and ``diag`` read; a failure to write is logged, never fatal.
+
+        Args:
+            stopped: mark the agent stopped (the last write, at exit).
+            wait: write now; False hands the write to a background thread (the service
+                loop: a 10,000-job document takes about 0.3 s to build and write, which
+                must not delay the next cycle), which writes the latest state once.
+        """
+        if self.state_dir is None:
+            return
+        if not wait:
+            if self._publisher is None:
+                self._publisher = threading.Thread(target=self._publish_loop,
+                                                   name="malleo-status", daemon=True)
+                self._publisher.start()
+            self._publish_due.set()
+            return
+        with self._publish_lock:
+            self._write_status(stopped)
+
+    def _publish_loop(self) -> None:
+        while True:
+            self._publish_due.wait()
+            self._publish_due.clear()
+            if self._publisher_stop:
+                return
+            with self._publish_lock:
+                self._write_status(False)
+
+    def _stop_publisher(self) -> None:
+        if self._publisher is not None:
+            self._publisher_stop = True
+            self._publish_due.set()
+            self._publisher.join(timeout=30)
+            self._publisher = None
+
+    def _write_status(self, stopped: bool) -> None:
+        from malleo.plugin.agent import status_file, status_view
+
+        try:
+            doc = status_view.agent_document(self, stopped=stopped)
+            status_file.write(self.state_dir, doc)
+        except OSError as exc:
+            if not self._state_warned:
+                event(self.log, logging.WARNING, "status_file_failed", dir=str(self.state_dir),
+                      error=str(exc))
+            self._state_warned = True
 
     def _install_signals(self) -> list:
         if threading.current_thread() is not threading.main_thread():
@@ -363,6 +458,7 @@ class Agent:
                     result = self.cycle()
                 except SlurmError as exc:
                     failures += 1
+                    self._summary["errors"] += 1
                     kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
                     self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
                     event(self.log, logging.WARNING, "cycle_failed", kind=kind,
@@ -370,6 +466,7 @@ class Agent:
                           retry_in=backoff, failures=failures)
                 except Exception as exc:  # a bug must not take the scheduler policy down
                     failures += 1
+                    self._summary["errors"] += 1
                     self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
                     self.log.exception("cycle_crashed", extra={"malleo_fields": {
                         "error": repr(exc), "retry_in": backoff}})
@@ -377,16 +474,24 @@ class Agent:
                     failures = 0
                     backoff = BACKOFF_INITIAL
                     last_fp = result.fingerprint
+                    self.last_cycle = result
+                    self.publish(wait=once)
+                    self._maybe_summarise()
                     if once:
                         return 0
                     self._wait_for_trigger(last_fp)
                     continue
+                self.publish(wait=once)
+                self._maybe_summarise()
                 if once and failures >= ONCE_ATTEMPTS:
                     return 1
                 self._sleep(backoff)
                 backoff = min(backoff * 2, self.backoff_max)
             return 0
         finally:
+            self._maybe_summarise(force=True)
+            self._stop_publisher()
+            self.publish(stopped=True)
             event(self.log, logging.INFO, "agent_stop")
             for sig, handler in previous:
                 signal.signal(sig, handler)

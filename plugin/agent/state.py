@@ -23,16 +23,14 @@ reports, else a CRC-32 of the name), so a restarted agent keys users the same wa
 """
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from malleo import slurm_values as values
 from malleo.plugin.backends import Job, Node, SlurmBackend
-from malleo.plugin.backends.errors import SlurmUnavailable, classify
 
 UNITS = ("nodes", "cpus")
 """Allocation units the agent plans in (see the module docstring)."""
@@ -90,45 +88,14 @@ def read_snapshot(backend: SlurmBackend) -> Snapshot:
                     {p.name: p.max_time for p in parts}, default)
 
 
-def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[int, str], ...]:
-    """A cheap summary of the queue that changes whenever a job arrives, starts or ends:
-    the sorted (job id, state) pairs of the jobs Slurm still lists as active.
-
-    With the CLI backend this is one ``squeue --noheader --format=%i|%T`` (plain text, much
-    cheaper than ``squeue --json`` on long queues); other backends read all jobs.
+def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[str, str], ...]:
+    """A cheap summary of the queue that changes whenever a job arrives, starts or ends
+    (:meth:`SlurmBackend.queue_fingerprint`: the CLI backend runs one plain-text squeue).
 
     Raises:
         SlurmError: Slurm is unreachable or refused the query.
     """
-    conf = getattr(backend, "conf", None)
-    if getattr(backend, "name", "") == "cli":
-        env = dict(os.environ)
-        if conf is not None:
-            env["SLURM_CONF"] = str(conf)
-        argv = ["squeue", "--noheader", "--all", "--format=%i|%T"]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, env=env,
-                                  timeout=getattr(backend, "timeout", 60.0))
-        except FileNotFoundError:
-            raise SlurmUnavailable("squeue not found: is Slurm's client installed?") from None
-        except subprocess.TimeoutExpired:
-            raise SlurmUnavailable("squeue: no answer (queue fingerprint)") from None
-        if proc.returncode != 0:
-            message = proc.stderr.strip() or f"exit status {proc.returncode}"
-            raise classify(message, argv, proc.returncode) or SlurmUnavailable(
-                f"{message} ({' '.join(argv)})")
-        pairs = []
-        for line in proc.stdout.splitlines():
-            jid, _, state = line.strip().partition("|")
-            if jid:
-                pairs.append((jid, state))
-        return tuple(sorted((_id_key(j), s) for j, s in pairs))
-    return tuple(sorted((j.job_id, j.state) for j in backend.all_jobs() if not j.is_finished))
-
-
-def _id_key(text: str):
-    # Array jobs print as 12_3; keep them comparable with plain ids.
-    return int(text) if text.isdigit() else text
+    return backend.queue_fingerprint()
 
 
 def predicted_estimate(history: dict, user: int, request: int) -> int:
@@ -186,9 +153,23 @@ def _in_partition(job: Job, partition: str) -> bool:
 
 
 def _limit(job: Job, max_time: int | None) -> int:
+    """The planning limit (seconds): the job's, else the partition's MaxTime, else
+    :data:`UNLIMITED_SECONDS`; beyond ``MAX_TIME`` it plans as ``MAX_TIME``
+    (:mod:`malleo.slurm_values`)."""
     if job.time_limit is not None:
-        return max(int(job.time_limit), 0)
-    return int(max_time) if max_time else UNLIMITED_SECONDS
+        return values.clamp_duration(job.time_limit)
+    return values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
+
+
+def out_of_range(job: Job) -> str | None:
+    """Why a job's timestamps cannot go to the core (beyond ``MAX_TIME``), else None."""
+    for what, value in (("submit time", job.submit_time), ("start time", job.start_time)):
+        if value is not None:
+            try:
+                values.check_time(value, what)
+            except ValueError as exc:
+                return str(exc)
+    return None
 
 
 def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | None = None,
@@ -232,11 +213,21 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
 
     usable = {n.name: n for n in snapshot.nodes if n.is_available and part in n.partitions}
     total = len(usable) if unit == "nodes" else sum(n.cpus for n in usable.values())
+    values.check_size(total, f"partition {part}: usable {unit}")
 
     running, pending, finished = [], [], []
+    skipped: dict[int, str] = {}
     for job in snapshot.jobs:
         if not _in_partition(job, part):
             continue
+        bad = out_of_range(job)
+        if bad is not None and job.is_pending:
+            skipped[job.job_id] = bad
+            continue
+        if bad is not None and job.is_running:
+            job = replace(job, start_time=None)     # holds nodes: counts as started now
+        elif bad is not None:
+            continue                                # finished: no runtime worth learning
         if job.is_running:
             running.append(job)
         elif job.is_pending:
@@ -275,7 +266,6 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
         total = busy
 
     p_ids, p_submit, p_procs, p_req, p_user, p_resv, p_prio, p_cur = [], [], [], [], [], [], [], []
-    skipped: dict[int, str] = {}
     for job in pending:
         if job.is_held:
             skipped[job.job_id] = "held"

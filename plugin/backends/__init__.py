@@ -91,6 +91,13 @@ class SlurmBackend(abc.ABC):
         """Jobs holding nodes (running, configuring, completing, suspended)."""
         return [j for j in self.jobs(**filters) if j.is_running]
 
+    def queue_fingerprint(self) -> tuple[tuple[str, str], ...]:
+        """A cheap summary of the queue that changes whenever a job arrives, starts or ends:
+        the sorted (job id text, state) pairs of the jobs not finished.  Backends override
+        it with a cheaper query (the CLI backend: one plain-text ``squeue``)."""
+        return tuple(sorted((str(j.job_id), j.state) for j in self.all_jobs()
+                            if not j.is_finished))
+
     # --- acting ---------------------------------------------------------------------------
 
     @abc.abstractmethod
@@ -121,6 +128,21 @@ class SlurmBackend(abc.ABC):
     @abc.abstractmethod
     def resize(self, job_id: int, num_nodes: int) -> None:
         """Shrink a running job to ``num_nodes`` nodes (Slurm frees the others)."""
+
+    def expand(self, job_id: int, more: int, *, timeout: int = 20) -> None:
+        """Add ``more`` nodes to running job ``job_id`` (Slurm's expander-job flow: an
+        allocation depending on ``expand:job_id`` whose nodes are merged into it; needs
+        ``SchedulerParameters=permit_job_expansion``).
+
+        Args:
+            timeout: seconds the expander may wait for free nodes before it is withdrawn.
+
+        Raises:
+            SlurmError: the expander did not start in time or the merge was refused; the
+                job keeps its nodes.  BackendNotAvailable where the backend cannot do it.
+        """
+        raise BackendNotAvailable(f"the {self.name or type(self).__name__} backend cannot "
+                                  f"expand jobs; use the CLI backend")
 
     @abc.abstractmethod
     def cancel(self, job_id: int) -> None:

@@ -1,7 +1,8 @@
 """The CLI/JSON backend: Slurm's own commands, which exist wherever Slurm does.
 
 Reads with ``squeue --json`` (jobs), ``sinfo -N --json`` (nodes), ``scontrol show partition -o``
-and ``scontrol show job -o`` (partitions, one job); acts with ``scontrol update|hold|release``,
+and ``scontrol show job -o`` (partitions, one job), and one job's structured record with
+``scontrol --json show job`` (23.02 on) or ``squeue --json``; acts with ``scontrol update|hold|release``,
 ``scancel`` and ``sbatch --parsable``. Each command runs with ``SLURM_CONF`` set to the
 backend's ``conf`` (when given) and a timeout; every failure becomes a typed SlurmError with
 Slurm's message. A message no pattern recognises is checked against ``scontrol ping``: a
@@ -10,12 +11,14 @@ controller that does not answer makes it SlurmUnavailable.
 import json
 import math
 import os
+import re
 import subprocess
+import tempfile
 
 from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
 from malleo.plugin.backends.errors import (
-    SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
-from malleo.plugin.backends.model import Job, Node, Partition
+    InvalidJobId, SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
+from malleo.plugin.backends.model import FINISHED_STATES, Job, Node, Partition
 
 
 def slurm_duration(seconds: int) -> str:
@@ -57,6 +60,7 @@ class CliBackend(SlurmBackend):
         self.conf = conf
         self.timeout = timeout
         self._env = dict(os.environ)
+        self._scontrol_json: bool | None = None     # scontrol --json exists (23.02 on)
         if conf is not None:
             self._env["SLURM_CONF"] = str(conf)
 
@@ -65,15 +69,25 @@ class CliBackend(SlurmBackend):
 
     # --- running commands -----------------------------------------------------------------
 
-    def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False) -> str:
+    def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False,
+             in_scratch: bool = False) -> str:
         """Run a Slurm command and return its stdout; raise a typed SlurmError on failure.
 
         ``check_stderr`` treats an ``error:`` line on stderr as failure even with exit 0
-        (scancel reports unknown jobs that way).
+        (scancel reports unknown jobs that way). ``in_scratch`` runs it in a private temporary
+        directory, removed afterwards: for commands that drop files into their working
+        directory (``scontrol update NumNodes=`` writes ``slurm_job_<id>_resize.sh/.csh``).
         """
+        if in_scratch:
+            with tempfile.TemporaryDirectory(prefix="malleo-scontrol-") as scratch:
+                return self._run_in(argv, stdin, check_stderr, scratch)
+        return self._run_in(argv, stdin, check_stderr, None)
+
+    def _run_in(self, argv: list[str], stdin: str | None, check_stderr: bool,
+                cwd: str | None) -> str:
         try:
             proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
-                                  env=self._env, timeout=self.timeout)
+                                  env=self._env, timeout=self.timeout, cwd=cwd)
         except FileNotFoundError:
             raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
                                    f"(slurm-client) and on PATH?") from None
@@ -155,6 +169,37 @@ class CliBackend(SlurmBackend):
             raise SlurmParseError(f"scontrol show job {job_id}: empty output")
         return parse_scontrol.job(recs[0])
 
+    def job_json(self, job_id: int) -> dict:
+        """One job's record from Slurm's structured (JSON) output, as a dict in that Slurm's
+        schema (:mod:`~malleo.plugin.backends.parse_json` reads both).
+
+        For trust decisions and the fields the model leaves out (``comment``): the owner
+        (``user_id``) is a field of its own here, while ``scontrol show job -o`` is free text in
+        which a comment or a path can imitate other keys. ``scontrol --json show job J`` from
+        Slurm 23.02 on; before (22.05 has no ``scontrol --json``, and its ``squeue --json``
+        ignores ``-j``) ``squeue --json`` filtered on the job id client-side.
+
+        Raises:
+            InvalidJobId: Slurm lists no job with that id.
+            SlurmParseError: the output is not a job list, or lists the id twice.
+            SlurmError: Slurm could not be asked.
+        """
+        job_id = int(job_id)
+        if self._scontrol_json is None:
+            self._scontrol_json = self.version() >= (23, 2, 0)
+        argv = (["scontrol", "--json", "show", "job", str(job_id)] if self._scontrol_json
+                else ["squeue", "--json", "--states=all"])
+        recs = self._json(argv).get("jobs")
+        if not isinstance(recs, list):
+            raise SlurmParseError(f"{' '.join(argv)}: no 'jobs' list in the document")
+        found = [r for r in recs if isinstance(r, dict) and type(r.get("job_id")) is int
+                 and r["job_id"] == job_id]
+        if not found:
+            raise InvalidJobId(f"job {job_id} is not in Slurm's job list", argv, 0)
+        if len(found) > 1:
+            raise SlurmParseError(f"{' '.join(argv)}: job {job_id} listed {len(found)} times")
+        return found[0]
+
     def node(self, name: str) -> Node:
         """One node by name, from ``scontrol show node -o``."""
         recs = parse_scontrol.records(self._run(["scontrol", "show", "node", "-o", name]))
@@ -162,12 +207,23 @@ class CliBackend(SlurmBackend):
             raise SlurmParseError(f"scontrol show node {name}: empty output")
         return parse_scontrol.node(recs[0])
 
+    def queue_fingerprint(self) -> tuple[tuple[str, str], ...]:
+        """One ``squeue --noheader --all --format=%i|%T`` (plain text: much cheaper than
+        ``squeue --json`` on long queues); see :meth:`SlurmBackend.queue_fingerprint`."""
+        out = self._run(["squeue", "--noheader", "--all", "--format=%i|%T"])
+        pairs = []
+        for line in out.splitlines():
+            jid, _, state = line.strip().partition("|")
+            if jid and state not in FINISHED_STATES:
+                pairs.append((jid, state))
+        return tuple(sorted(pairs))
+
     # --- acting ----------------------------------------------------------------------------
 
     def _update(self, job_id: int, **fields: str) -> None:
         argv = ["scontrol", "update", f"JobId={int(job_id)}"]
         argv += [f"{k}={v}" for k, v in fields.items()]
-        self._run(argv)
+        self._run(argv, in_scratch="NumNodes" in fields)
 
     def set_priority(self, job_id: int, priority: int) -> None:
         if priority < 0:
@@ -199,6 +255,43 @@ class CliBackend(SlurmBackend):
             raise ValueError(f"resize to {num_nodes} nodes: need at least 1")
         # On a running job a plain count shrinks it (a range is refused there).
         self._update(job_id, NumNodes=str(int(num_nodes)))
+
+    def expand(self, job_id: int, more: int, *, timeout: int = 20) -> None:
+        """``salloc --no-shell -N more --dependency=expand:J --immediate=timeout``, then
+        ``scontrol update JobId=B NumNodes=0`` hands the expander B's nodes to J and B is
+        cancelled.  If B does not start in time, any expander of J left queued is cancelled."""
+        if more < 1:
+            raise ValueError(f"expand by {more} nodes: need at least 1")
+        job = self.job(job_id)
+        argv = ["salloc", "--no-shell", f"--nodes={int(more)}",
+                f"--dependency=expand:{int(job_id)}", f"--immediate={int(timeout)}",
+                f"--job-name=malleo-expand-{int(job_id)}"]
+        if job.partition:
+            argv.append(f"--partition={job.partition}")
+        if job.time_limit is not None:
+            argv.append("--time=" + slurm_duration(job.time_limit))
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, env=self._env,
+                                  timeout=timeout + self.timeout)
+            out = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired:
+            proc, out = None, f"salloc: no answer within {timeout + self.timeout:g} s"
+        match = re.search(r"Granted job allocation (\d+)", out)
+        if proc is None or proc.returncode != 0 or match is None:
+            self._run(["scancel", f"--name=malleo-expand-{int(job_id)}"])
+            last = out.strip().splitlines()[-1] if out.strip() else "no output"
+            noun = "node" if more == 1 else "nodes"
+            raise SlurmCommandError(f"expander for job {job_id} (+{more} {noun}) did not start "
+                                    f"within {timeout} s: {last}", argv,
+                                    proc.returncode if proc else None)
+        expander = int(match.group(1))
+        try:
+            self._update(expander, NumNodes="0")
+        finally:
+            try:
+                self._run(["scancel", str(expander)])
+            except SlurmError:
+                pass            # an expander emptied by the merge may already be gone
 
     def cancel(self, job_id: int) -> None:
         # scancel exits 0 for unknown ids; -v makes it print the error, which _run checks.

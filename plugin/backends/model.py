@@ -104,6 +104,8 @@ class Job:
         node_list: allocated node names (empty while pending).
         required_nodes: the job's ReqNodeList, expanded (empty when none).
         is_held: True for a job held by a user or an administrator.
+        comment: the job's ``--comment`` ("" for none; malleable jobs declare their bounds
+            there, :mod:`malleo.plugin.malleable.spec`).
     """
 
     job_id: int
@@ -125,6 +127,7 @@ class Job:
     node_list: tuple[str, ...] = field(default=())
     required_nodes: tuple[str, ...] = field(default=())
     is_held: bool = False
+    comment: str = ""
 
     @property
     def is_pending(self) -> bool:

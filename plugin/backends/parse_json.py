@@ -11,6 +11,7 @@
 The functions take the decoded document and return model objects; they never filter (the
 backend filters client-side, since ``squeue --json`` ignores ``-j``/``-t``).
 """
+from malleo import slurm_values as values
 from malleo.plugin.backends import hostlist
 from malleo.plugin.backends.errors import SlurmParseError
 from malleo.plugin.backends.model import Job, Node
@@ -23,25 +24,16 @@ _BASE_NODE_STATES = frozenset({
 
 
 def number(value, source: str = "value") -> int | None:
-    """An integer from either schema; None when unset or infinite.
+    """An integer from either schema; None when unset or infinite
+    (:func:`malleo.slurm_values.number`).
 
-    Accepts a plain int/float, None, or 24.11's ``{"set", "infinite", "number"}`` struct.
+    Raises:
+        SlurmParseError: not a number (the message names ``source``).
     """
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        if value.get("infinite") or not value.get("set", True):
-            return None
-        value = value.get("number")
-        if value is None:
-            return None
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)):
-        return int(value)
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
-    raise SlurmParseError(f"{source}: expected a number, got {value!r}")
+    try:
+        return values.number(value, source)
+    except ValueError as exc:
+        raise SlurmParseError(str(exc)) from None
 
 
 def _epoch(value, source: str) -> int | None:
@@ -140,6 +132,7 @@ def _job(rec: dict) -> Job:
         node_list=tuple(hostlist.expand(nodes)) if started else (),
         required_nodes=tuple(hostlist.expand(rec.get("required_nodes") or "")),
         is_held=is_held,
+        comment=rec.get("comment") or "",
     )
 
 

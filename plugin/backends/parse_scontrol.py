@@ -7,6 +7,7 @@ converted with the local zone of the process, which must therefore match the clu
 import re
 import time
 
+from malleo import slurm_values as values
 from malleo.plugin.backends import hostlist
 from malleo.plugin.backends.errors import SlurmParseError
 from malleo.plugin.backends.model import Job, Node, Partition
@@ -34,30 +35,16 @@ def records(text: str) -> list[dict[str, str]]:
 
 
 def duration(text: str | None) -> int | None:
-    """Seconds of a Slurm duration: ``[D-]HH:MM:SS``, ``MM:SS``, ``M``; None for UNLIMITED.
+    """Seconds of a Slurm duration (:func:`malleo.slurm_values.duration`); None for
+    UNLIMITED, Partition_Limit or unset.
 
     Raises:
-        SlurmParseError: for text that is none of these forms.
+        SlurmParseError: for text that is not a Slurm duration.
     """
-    if text is None or text.strip() in _UNSET or text.upper() in ("UNLIMITED", "INFINITE",
-                                                                    "PARTITION_LIMIT"):
-        return None
-    days, _, rest = text.partition("-") if "-" in text else ("0", "", text)
-    parts = rest.split(":")
     try:
-        nums = [int(p) for p in parts]
-        d = int(days)
-    except ValueError:
-        raise SlurmParseError(f"duration {text!r}: not [D-]HH:MM:SS") from None
-    if len(nums) == 3:
-        h, m, s = nums
-    elif len(nums) == 2:
-        h, m, s = (nums[0], nums[1], 0) if "-" in text else (0, nums[0], nums[1])
-    elif len(nums) == 1:
-        h, m, s = (nums[0], 0, 0) if "-" in text else (0, nums[0], 0)
-    else:
-        raise SlurmParseError(f"duration {text!r}: not [D-]HH:MM:SS")
-    return ((d * 24 + h) * 60 + m) * 60 + s
+        return values.duration(text)
+    except ValueError as exc:
+        raise SlurmParseError(f"duration: {exc}") from None
 
 
 def timestamp(text: str | None) -> int | None:
@@ -117,6 +104,7 @@ def job(rec: dict) -> Job:
         node_list=tuple(hostlist.expand(rec.get("NodeList"))) if started else (),
         required_nodes=tuple(hostlist.expand(rec.get("ReqNodeList"))),
         is_held=state == "PENDING" and reason.startswith("JobHeld"),
+        comment="" if rec.get("Comment") in (None, *_UNSET) else rec["Comment"],
     )
 
 

@@ -10,8 +10,14 @@ the step again at the new size, where :func:`restore` scatters the arrays over t
 
 Environment (set by the launcher): ``MALLEO_STATE_DIR`` (checkpoint directory),
 ``MALLEO_NODES`` (nodes of this step), ``MALLEO_PERIOD`` (check-in period, seconds),
-``SLURM_JOB_ID``, and ``MALLEO_RECONFIG_SOCKET`` (the endpoint, default
-``/run/malleo/reconfig.sock``).
+``SLURM_JOB_ID``, ``MALLEO_MIN_NODES`` / ``MALLEO_MAX_NODES`` (the job's declared bounds: an
+answer outside them is rejected), and ``MALLEO_RECONFIG_SOCKET`` (the endpoint, default
+``/run/malleo/reconfig.sock``); ``MALLEO_AGENT_USER`` names the user the endpoint may run as
+besides root (:func:`malleo.plugin.malleable.protocol.trusted_uids`).
+
+A check-in that gets no valid answer (endpoint down, busy past the deadline, a refusal, an
+answer outside the job's bounds or from an untrusted process) is never a silent "no change":
+it is logged on stderr and returned as kind "none" with :attr:`Action.error` saying why.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from malleo.plugin.malleable import blocks, protocol
+from malleo.plugin.malleable import blocks, protocol, spec
 
 CHECKPOINT = "checkpoint.npz"
 REQUEST = "resize.json"
@@ -37,10 +43,18 @@ class Action:
     Attributes:
         kind: "none", "expand" or "shrink".
         nodes: node count after the change (the current count for "none").
+        error: None for an answer of the endpoint; else why there was none (the job goes on
+            at its size, as for "none").
     """
 
     kind: str = "none"
     nodes: int = 0
+    error: str | None = None
+
+    @property
+    def is_answer(self) -> bool:
+        """True when the endpoint answered (False: no answer, see ``error``)."""
+        return self.error is None
 
     @property
     def is_resize(self) -> bool:
@@ -81,21 +95,33 @@ def state_dir() -> Path | None:
     return Path(path) if path else None
 
 
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else None
+
+
 def _ask_agent() -> Action:
-    job_id = int(os.environ.get("SLURM_JOB_ID", "0") or 0)
-    nodes = int(os.environ.get("MALLEO_NODES") or os.environ.get("SLURM_JOB_NUM_NODES") or 0)
+    job_id = _env_int("SLURM_JOB_ID") or 0
+    nodes = _env_int("MALLEO_NODES") or _env_int("SLURM_JOB_NUM_NODES") or 0
     if job_id <= 0 or nodes <= 0:
-        return Action("none", nodes)
+        return Action("none", nodes, error="not in a Slurm job (no SLURM_JOB_ID or node count)")
+    lo = _env_int("MALLEO_MIN_NODES") or 1
+    hi = _env_int("MALLEO_MAX_NODES") or spec.MAX_NODES
     path = os.environ.get(protocol.SOCKET_ENV, protocol.DEFAULT_SOCKET)
     try:
-        kind, target = protocol.ask(path, job_id, nodes)
+        kind, target = protocol.ask(path, job_id, nodes, bounds=(lo, hi))
     except protocol.Refused as exc:
-        _log(f"job {job_id}: the agent refused: {exc}")
-        return Action("none", nodes)
+        why = f"the agent refused: {exc}"
+    except protocol.Unreachable as exc:
+        why = f"no answer: {exc.strerror or exc}"
+    except protocol.BadAnswer as exc:
+        why = f"answer rejected: {exc}"
     except (OSError, ValueError) as exc:
-        _log(f"job {job_id}: no answer from {path}: {exc}")
-        return Action("none", nodes)
-    return Action(kind, target)
+        why = f"asking {path} failed: {exc}"
+    else:
+        return Action(kind, target)
+    _log(f"job {job_id}: {why}; going on at {nodes} nodes")
+    return Action("none", nodes, error=why)
 
 
 def check(comm, state: State, *, period: float | None = None) -> Action:

@@ -13,6 +13,10 @@ from that checkpoint on the nodes the job had before the resize (an expand is un
 shrink); any other failing step ends the job with its exit status. It prints one line per step, ``malleo: step K: N nodes LIST``: the job's
 own log of its node counts.
 
+The state directory (checkpoint and resize request) is removed when the job's last step ends,
+whatever its outcome, if the launcher created it (the default ``./malleo-$SLURM_JOB_ID``, or a
+``--state-dir`` that did not exist); a ``--state-dir`` that existed keeps only its other files.
+
 Exit status: 0 when a step ends without a request; the step's status when it fails; 124 when
 a step exceeds its timeout; 2 for bad usage.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -28,10 +33,30 @@ from pathlib import Path
 
 from malleo.plugin.backends import hostlist
 from malleo.plugin.malleable import client, slurm_resize, spec
+from malleo.plugin.malleable.slurm_resize import nodes_text
 
 
 def _say(message: str) -> None:
     print(f"malleo: {message}", flush=True)
+
+
+def resize_target(request: object, current: int, declared: spec.Malleability | None) -> int | None:
+    """The node count to resize to from a step's request record (``resize.json``), or None
+    to stay at ``current``: the only numbers ever passed to ``scontrol update NumNodes=``.
+
+    The record must be ``{"action": "expand"|"shrink", "nodes": int}`` with the target on the
+    side of ``current`` its action says; the target is then clamped into the job's declared
+    [min, max] (and to at least 1). A job that declares no malleability is never resized.
+    """
+    if declared is None or not isinstance(request, dict):
+        return None
+    action, target = request.get("action"), request.get("nodes")
+    if action not in ("expand", "shrink") or type(target) is not int:
+        return None
+    target = min(max(target, declared.min_nodes, 1), declared.max_nodes)
+    if (action == "expand" and target <= current) or (action == "shrink" and target >= current):
+        return None
+    return target
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -63,28 +88,51 @@ def main(argv: list[str] | None = None) -> int:
         print("malleo launch: SLURM_JOB_ID is not set: run me inside a Slurm batch job",
               file=sys.stderr)
         return 2
-    record = slurm_resize.job_record(job_id)
     try:
-        declared = spec.parse(record.get("Comment"))
+        record = slurm_resize.job(job_id)
+    except slurm_resize.ResizeError as exc:
+        print(f"malleo launch: {exc}", file=sys.stderr)
+        return 1
+    try:
+        declared = spec.parse(record.comment or None)
     except spec.SpecError as exc:
         print(f"malleo launch: {exc}", file=sys.stderr)
         return 2
     state = Path(args.state_dir or Path.cwd() / f"malleo-{job_id}")
+    is_ours = not state.exists()
     state.mkdir(parents=True, exist_ok=True)
-    for stale in (client.CHECKPOINT, client.REQUEST):   # left by an earlier job of this id
-        (state / stale).unlink(missing_ok=True)
+    _remove_state_files(state)    # left by an earlier job of this id
+    try:
+        return _run_steps(args, job_id, declared, state)
+    finally:
+        _remove_state_files(state)
+        if is_ours:
+            shutil.rmtree(state, ignore_errors=True)
+
+
+def _remove_state_files(state: Path) -> None:
+    """The checkpoint and request files (and their temporaries) the client writes."""
+    for name in (client.CHECKPOINT, client.REQUEST, client.CHECKPOINT + ".tmp.npz",
+                 client.REQUEST + ".tmp"):
+        (state / name).unlink(missing_ok=True)
+
+
+def _run_steps(args: argparse.Namespace, job_id: int, declared, state: Path) -> int:
+    """The steps of the job, each on the nodes Slurm reports after the previous resize."""
     nodes = slurm_resize.node_list(job_id)
     before: list[str] | None = None       # the nodes before the resize this step starts from
     step = 0
     while True:
         step += 1
         names = hostlist.compress(nodes)
-        _say(f"step {step}: {len(nodes)} nodes {names}")
+        _say(f"step {step}: {nodes_text(len(nodes))} {names}")
         env = dict(os.environ, MALLEO_STATE_DIR=str(state), MALLEO_NODES=str(len(nodes)),
                    SLURM_JOB_NODELIST=names, SLURM_NODELIST=names,
                    SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NNODES=str(len(nodes)))
         if declared is not None:
             env["MALLEO_PERIOD"] = str(declared.period)
+            env["MALLEO_MIN_NODES"] = str(declared.min_nodes)
+            env["MALLEO_MAX_NODES"] = str(declared.max_nodes)
         argv = ["srun", "--mpi=pmix", "--kill-on-bad-exit=1", f"--nodes={len(nodes)}",
                 f"--ntasks={len(nodes) * args.ranks_per_node}", f"--nodelist={names}",
                 *args.command]
@@ -107,17 +155,26 @@ def main(argv: list[str] | None = None) -> int:
                 if len(before) < len(nodes):
                     nodes = slurm_resize.shrink(job_id, len(before))
             except slurm_resize.ResizeError as exc:
-                _say(f"cannot go back to {len(before)} nodes: {exc}")
+                _say(f"cannot go back to {nodes_text(len(before))}: {exc}")
                 return rc
-            _say(f"back to {len(nodes)} nodes, restarting from the checkpoint")
+            _say(f"back to {nodes_text(len(nodes))}, restarting from the checkpoint")
             before = None
             continue
         if not request_path.exists():
             _say(f"step {step}: done")
             return 0
-        request = json.loads(request_path.read_text())
-        request_path.unlink()
-        target = int(request["nodes"])
+        try:
+            request = json.loads(request_path.read_text())
+        except (OSError, ValueError, RecursionError) as exc:
+            request = None
+            _say(f"step {step}: unreadable resize request ({exc}); staying on {len(nodes)}")
+        request_path.unlink(missing_ok=True)
+        target = resize_target(request, len(nodes), declared)
+        if target is None:
+            _say(f"step {step}: resize request {request!r} is not a resize within the job's "
+                 f"bounds; staying on {len(nodes)} nodes")
+            before = None
+            continue
         before = list(nodes)
         began = time.monotonic()
         try:
@@ -125,10 +182,11 @@ def main(argv: list[str] | None = None) -> int:
                 nodes = slurm_resize.shrink(job_id, target)
             elif target > len(nodes):
                 nodes = slurm_resize.expand(job_id, target - len(nodes), args.expand_timeout)
-            _say(f"{request['action']} to {target} nodes: now {len(nodes)} nodes "
+            _say(f"{request['action']} to {nodes_text(target)}: now {nodes_text(len(nodes))} "
                  f"(Slurm side {time.monotonic() - began:.1f} s)")
         except slurm_resize.ResizeError as exc:
-            _say(f"{request['action']} to {target} nodes failed, staying on {len(nodes)}: {exc}")
+            _say(f"{request['action']} to {nodes_text(target)} failed, staying on "
+                 f"{nodes_text(len(nodes))}: {exc}")
             nodes = slurm_resize.node_list(job_id)
             before = None
 

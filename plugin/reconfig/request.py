@@ -1,7 +1,6 @@
 """Validation of reconfiguration requests (the format is in
 :mod:`malleo.plugin.malleable.protocol`): every field checked, anything else refused."""
 from dataclasses import dataclass
-import json
 
 from malleo.plugin.malleable import protocol
 from malleo.plugin.malleable.spec import MAX_NODES
@@ -36,17 +35,14 @@ def parse(line: bytes) -> Request:
     """The request a line holds.
 
     Raises:
-        BadRequest: not UTF-8, not JSON, not an object, missing or extra keys, a wrong
-            version or op, or an integer field of the wrong type or out of range.
+        BadRequest: not UTF-8, not JSON, nested deeper than ``protocol.MAX_DEPTH``, not an
+            object, missing or extra keys, a wrong version or op, or an integer field of the
+            wrong type or out of range.
     """
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("request is not UTF-8 text") from None
-    try:
-        obj = json.loads(text)
+        obj = protocol.loads(line)
     except ValueError as exc:
-        raise BadRequest(f"request is not JSON ({exc})") from None
+        raise BadRequest(f"request is {exc}") from None
     if not isinstance(obj, dict):
         raise BadRequest(f"request must be a JSON object, got {type(obj).__name__}")
     missing = [k for k in FIELDS if k not in obj]

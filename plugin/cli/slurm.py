@@ -2,22 +2,30 @@
 
 Guide: docs/agent.md.  Commands talk to the cluster of ``--slurm-conf`` (default: the
 ``SLURM_CONF`` environment variable, else Slurm's own default) through ``select_backend()``.
+``status`` and ``diag`` are in :mod:`malleo.plugin.cli.status`.
 """
 from __future__ import annotations
 
 import json
 import sys
-import time
 
 import click
 
 from malleo.emulator.cli._options import _check_slice
+from malleo.plugin.cli.status import STATE_DIR, diag, status
 
 _CONF = click.option("--slurm-conf", type=click.Path(dir_okay=False), default=None,
                      envvar="SLURM_CONF", show_envvar=True,
                      help="slurm.conf of the cluster. [default: Slurm's]")
 _PARTITION = click.option("--partition", default=None, metavar="NAME",
                           help="Partition to manage. [default: the default partition]")
+_LOG_FORMAT = click.option("--log-format", type=click.Choice(("json", "text")), default="text",
+                           show_default=True, envvar="MALLEO_LOG_FORMAT", show_envvar=True,
+                           help="Log lines on stderr (UTC times): JSON objects or text.")
+_LOG_LEVEL = click.option("--log-level", type=click.Choice(("debug", "info", "warning", "error")),
+                          default="info", show_default=True, envvar="MALLEO_LOG_LEVEL",
+                          show_envvar=True,
+                          help="Least severe log lines shown (debug: also idle cycles).")
 _UNIT = click.option("--unit", type=click.Choice(("nodes", "cpus")), default="nodes",
                      show_default=True,
                      help="Plan in whole nodes (node-exclusive partitions) or in CPUs.")
@@ -42,10 +50,14 @@ def slurm() -> None:
               help="Shadow mode: plan and log what would be written, apply nothing, and "
                    "report how Slurm's start order differs from the plan.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=None,
-              metavar="PORT", help="Serve Prometheus metrics on http://0.0.0.0:PORT/metrics.")
+              metavar="PORT", help="Serve Prometheus metrics on http://ADDRESS:PORT/metrics.")
+@click.option("--metrics-address", default="0.0.0.0", show_default=True, metavar="ADDRESS",
+              envvar="MALLEO_METRICS_ADDRESS", show_envvar=True,
+              help="Address the metrics server binds (127.0.0.1: this host only; :: for IPv6).")
 @click.option("--once", is_flag=True, help="Run one cycle and exit (0 done, 1 Slurm failed).")
-@click.option("--log-format", type=click.Choice(("json", "text")), default="text",
-              show_default=True, help="Log lines on stderr: JSON objects or text.")
+@STATE_DIR
+@_LOG_FORMAT
+@_LOG_LEVEL
 @click.option("--backend", type=click.Choice(("auto", "cli", "pyslurm")), default=None,
               envvar="MALLEO_SLURM_BACKEND", show_envvar=True,
               help="Slurm backend. [default: auto]")
@@ -56,8 +68,9 @@ def slurm() -> None:
 @_PARTITION
 @_UNIT
 @_CONF
-def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend, partition,
-          unit, slurm_conf, reconfig_socket) -> None:
+def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, state_dir,
+          log_format, log_level, backend, partition, unit, slurm_conf,
+          reconfig_socket) -> None:
     """Run the malleo policy agent.
 
     Each cycle reads the queue and the nodes, runs the core's plan with the policy of
@@ -67,37 +80,50 @@ def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend
     Exit status: 0 after SIGTERM/SIGINT (the current cycle is finished first) or a
     completed --once; 1 when --once could not reach Slurm; 2 bad configuration.
     """
+    from malleo.plugin.agent import status_file
     from malleo.plugin.agent.logs import configure
     from malleo.plugin.agent.loop import Agent
     from malleo.plugin.agent.metrics_http import Metrics, serve
     from malleo.plugin.backends import select_backend
 
-    configure(log_format)
+    if reconfig_socket is not None:
+        from malleo.emulator.outputs import check_socket_path
+
+        check_socket_path(reconfig_socket, "--reconfig-socket")
+    configure(log_format, log_level)
     metrics = Metrics()
     the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
-                      dry_run=dry_run, unit=unit, partition=partition, metrics=metrics)
+                      dry_run=dry_run, unit=unit, partition=partition, metrics=metrics,
+                      state_dir=status_file.default_dir() if state_dir is None else state_dir)
     server = None
     if metrics_port is not None:
         try:
-            server = serve(metrics, metrics_port)
-        except OSError as exc:
+            server = serve(metrics, metrics_port, host=metrics_address)
+        except (OSError, OverflowError) as exc:
             from malleo.errors import MalleoError
 
-            raise MalleoError(f"--metrics-port {metrics_port}: {exc.strerror or exc}") from None
+            raise MalleoError(f"--metrics-address {metrics_address} --metrics-port "
+                              f"{metrics_port}: {getattr(exc, 'strerror', None) or exc}") from None
         import logging
 
         from malleo.plugin.agent.logs import LOGGER_NAME, event
 
         event(logging.getLogger(LOGGER_NAME), logging.INFO, "metrics_serving",
-              port=server.server_address[1], path="/metrics")
+              address=metrics_address, port=server.server_address[1], path="/metrics")
     endpoint = None
     if reconfig_socket is not None:
         from malleo.plugin.backends.cli import CliBackend
         from malleo.plugin.reconfig.server import Endpoint
 
+        from malleo.plugin.reconfig.decide import decide
+
+        def agent_decide(backend, job_id, bounds, nodes, policy):
+            # the agent's own planner: the answer carries its estimates, history, reservations
+            return decide(backend, job_id, bounds, nodes, policy, planner=the_agent.planner)
+
         try:
             endpoint = Endpoint(reconfig_socket, CliBackend(conf=slurm_conf),
-                                policy=lambda: the_agent.policy).start()
+                                policy=lambda: the_agent.policy, decide=agent_decide).start()
         except OSError as exc:
             from malleo.errors import MalleoError
 
@@ -112,90 +138,8 @@ def agent(config, period, poll, dry_run, metrics_port, once, log_format, backend
     sys.exit(code)
 
 
-def _iso(epoch: int | None) -> str:
-    if epoch is None or epoch < 0:
-        return "-"
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(epoch))
-
-
-@slurm.command(short_help="The queue as malleo sees it: priorities, planned starts.")
-@click.option("--config", type=click.Path(dir_okay=False), default=None,
-              envvar="MALLEO_POLICY", show_envvar=True,
-              help="Policy file. [default: FCFS with EASY backfill]")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@_PARTITION
-@_UNIT
-@_CONF
-def status(config, as_json, partition, unit, slurm_conf) -> None:
-    """Plan once on the live state (applying nothing) and show every job of the partition:
-    running jobs, then pending jobs in the order malleo wants them, with their current
-    and wanted Slurm priority and their planned start ("now", a reservation, or "-")."""
-    from malleo._core import plan
-    from malleo.plugin.agent.apply import assign_priorities, wanted_order
-    from malleo.plugin.agent.loop import load_agent_policy
-    from malleo.plugin.agent.state import plan_inputs, read_snapshot
-    from malleo.plugin.backends import select_backend
-    from malleo.policy import Policy
-
-    policy = load_agent_policy(config) if config else Policy()
-    backend = select_backend(slurm_conf)
-    snapshot = read_snapshot(backend)
-    try:
-        inputs = plan_inputs(snapshot, unit=unit, partition=partition, estimate=policy.estimate)
-    except ValueError as exc:
-        from malleo.errors import MalleoError
-
-        raise MalleoError(str(exc)) from None
-    jobs = {j.job_id: j for j in snapshot.jobs}
-    pending_rows, order, starts = [], [], set()
-    if inputs.total >= 1 and len(inputs.pending_ids):
-        decisions = plan(inputs.now, inputs.total, inputs.running, inputs.pending, policy)
-        order = wanted_order(decisions, inputs.pending_ids)
-        starts = {int(inputs.pending_ids[i]) for i in decisions.start}
-        index = {int(j): k for k, j in enumerate(inputs.pending_ids.tolist())}
-        current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
-        writes = assign_priorities(order, current)
-        for rank, job_id in enumerate(order):
-            k = index[job_id]
-            resv = int(decisions.reservation[k])
-            pending_rows.append({
-                "job_id": job_id, "user": jobs[job_id].user, "size": int(inputs.pending["procs"][k]),
-                "limit": int(inputs.pending["request"][k]), "state": "PENDING", "rank": rank,
-                "priority": int(current[job_id]), "wanted_priority": writes.get(job_id, current[job_id]),
-                "planned_start": inputs.now if job_id in starts else (resv if resv >= 0 else None),
-                "starts_now": job_id in starts, "backfilled": bool(decisions.backfilled[k])})
-    running_rows = [{"job_id": int(j), "user": jobs[int(j)].user,
-                     "size": int(inputs.running["procs"][k]),
-                     "start": int(inputs.running["start"][k]),
-                     "expected_end": int(inputs.running["start"][k] + inputs.running["est"][k])}
-                    for k, j in enumerate(inputs.running_ids.tolist())]
-    doc = {"now": inputs.now, "policy": policy.describe(), "partition": inputs.partition,
-           "unit": unit, "total": inputs.total, "busy": inputs.busy, "running": running_rows,
-           "pending": pending_rows,
-           "skipped": [{"job_id": j, "why": why} for j, why in sorted(inputs.skipped.items())]}
-    if as_json:
-        click.echo(json.dumps(doc, indent=2))
-        return
-    click.echo(f"partition {inputs.partition}: {inputs.busy}/{inputs.total} {unit} busy, "
-               f"{len(running_rows)} running, {len(pending_rows)} pending planned, "
-               f"{len(doc['skipped'])} not planned; policy {policy.describe()}; "
-               f"now {_iso(inputs.now)}")
-    click.echo(f"{'JOBID':>8} {'USER':<10} {'SIZE':>5} {'STATE':<8} {'PRIORITY':>11} "
-               f"{'WANTED':>11} {'PLANNED START':<20} NOTE")
-    for row in running_rows:
-        click.echo(f"{row['job_id']:>8} {row['user'][:10]:<10} {row['size']:>5} {'RUNNING':<8} "
-                   f"{'':>11} {'':>11} {_iso(row['start']):<20} "
-                   f"expected end {_iso(row['expected_end'])}")
-    for row in pending_rows:
-        note = "starts now" + (" (backfill)" if row["backfilled"] else "") if row["starts_now"] \
-            else ("reservation" if row["planned_start"] is not None else "")
-        wanted = "" if row["wanted_priority"] == row["priority"] else str(row["wanted_priority"])
-        click.echo(f"{row['job_id']:>8} {row['user'][:10]:<10} {row['size']:>5} {'PENDING':<8} "
-                   f"{row['priority']:>11} {wanted:>11} {_iso(row['planned_start']):<20} {note}")
-    for row in doc["skipped"]:
-        click.echo(f"{row['job_id']:>8} {jobs[row['job_id']].user[:10]:<10} {'':>5} "
-                   f"{'PENDING':<8} {jobs[row['job_id']].priority:>11} {'':>11} {'-':<20} "
-                   f"not planned: {row['why']}")
+slurm.add_command(status)
+slurm.add_command(diag)
 
 
 @slurm.command(short_help="Submit a trace to a real Slurm as sleep jobs (load generator).")
@@ -216,20 +160,29 @@ def status(config, as_json, partition, unit, slurm_conf) -> None:
               help="Also replay the scaled workload in the emulator under this policy and "
                    "report how Slurm's order and backfilled jobs differ from it.")
 @click.option("--dry-run", is_flag=True, help="Print the scaled workload as CSV; submit nothing.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress bar and no summary on stderr (the bar shows only on a terminal).")
 @_PARTITION
 @_CONF
-def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_run, partition,
-           slurm_conf) -> None:
+def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_run, quiet,
+           partition, slurm_conf) -> None:
     """Submit TRACE (SWF, optionally gzipped; default: the embedded workload model) to Slurm
     as `sleep` jobs, with submit times, runtimes and time limits divided by S and sizes
     mapped to whole nodes; wait for every job and write the observed submit, start and end
-    times as CSV."""
+    times as CSV.
+
+    On a terminal a progress bar shows the jobs submitted, then finished; at the end a
+    summary (states, waits, makespan, and with --config how Slurm's order differed from the
+    emulator's) goes to stderr, and with --config the difference as JSON to stdout."""
     import numpy as np
 
     from malleo.emulator.driver import load_workload
+    from malleo.emulator.outputs import check_outputs
     from malleo.errors import MalleoError
-    from malleo.plugin.agent import load
+    from malleo.plugin import slurm_replay as load
 
+    if not dry_run:
+        check_outputs(files={"--output": output})
     workload = load_workload(trace, procs=procs)
     table = workload.table
     table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
@@ -248,19 +201,54 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
         return
     from malleo.plugin.backends import select_backend
 
+    from malleo.emulator.cli._progress import Bar
+
     backend = select_backend(slurm_conf)
-    click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].iloc[-1])} s "
-               f"onto {nodes} nodes", err=True)
-    observed = load.replay_on_slurm(backend, scaled, output, partition=partition,
-                                    timeout=timeout)
-    done = int((observed["state"] == "COMPLETED").sum())
-    click.echo(f"wrote {output}: {done} of {len(observed)} jobs completed", err=True)
+    if not quiet:
+        click.echo(f"submitting {len(scaled)} jobs over {int(scaled['submit'].iloc[-1])} s "
+                   f"onto {nodes} nodes", err=True)
+    total = len(scaled)
+    submitted = Bar(total, "jobs submitted", enabled=not quiet)
+    finished = Bar(total, "jobs finished", enabled=not quiet)
+    try:
+        observed = load.replay_on_slurm(
+            backend, scaled, output, partition=partition, timeout=timeout,
+            on_submit=lambda k, _job_id: submitted.update(k + 1, force=k + 1 == total),
+            on_poll=lambda done, running, _total: finished.update(
+                done, f"running {running}, waiting {total - done - running}"))
+    finally:
+        finished.close()
+    diff = None
     if config:
         from malleo.plugin.agent.loop import load_agent_policy
 
         expected = load.expected_schedule(scaled, load_agent_policy(config), nodes)
         diff = load.compare_with_emulator(observed, expected)
+    if not quiet:
+        click.echo(replay_summary(observed, output, diff), err=True)
+    if diff is not None:
         click.echo(json.dumps(diff))
+
+
+def replay_summary(observed, output: str, diff: dict | None) -> str:
+    """The end summary of ``malleo slurm replay``: what Slurm did with the jobs (seconds of
+    the scaled time), and with ``diff`` how its order differed from the emulator's."""
+    states = observed["state"].value_counts()
+    started = observed[observed["start"] >= 0]
+    lines = [f"wrote {output}: {int(states.get('COMPLETED', 0))} of {len(observed)} jobs "
+             "completed" + "".join(f", {n} {state.lower()}" for state, n in states.items()
+                                   if state != "COMPLETED")]
+    if len(started):
+        waits = started["wait"][started["wait"] >= 0]
+        span = int(observed["end"].max() - observed["submit"][observed["submit"] >= 0].min())
+        lines.append(f"  wait mean {waits.mean():.1f} s, max {int(waits.max())} s; "
+                     f"makespan {span} s (scaled time)")
+    if diff is not None:
+        lines.append(f"  against the emulator: {len(diff['inversions'])} start-order "
+                     f"inversion(s); backfilled {len(diff['backfilled_observed'])} by Slurm, "
+                     f"{len(diff['backfilled_expected'])} planned; "
+                     f"{len(diff['not_started'])} never started")
+    return "\n".join(lines)
 
 
 @slurm.command(short_help="Serve malleable jobs' expand/shrink questions on a Unix socket.")
@@ -270,15 +258,21 @@ def replay(trace, time_scale, nodes, jobs, procs, output, timeout, config, dry_r
 @click.option("--config", default=None, type=click.Path(dir_okay=False, exists=True),
               envvar="MALLEO_POLICY", show_envvar=True,
               help="Policy file (queue order of the waiting jobs). [default: the default policy]")
+@_LOG_FORMAT
+@_LOG_LEVEL
 @_CONF
-def reconfig(socket_path, config, slurm_conf) -> None:
+def reconfig(socket_path, config, log_format, log_level, slurm_conf) -> None:
     """Run the reconfiguration endpoint for malleable jobs (guide: docs/malleable.md).
 
     Callers are authenticated by SO_PEERCRED and must own the job (or be root); the answer
     is expand, shrink or none from the DMR rule on the live queue. Stops on SIGINT/SIGTERM.
     """
+    from malleo.emulator.outputs import check_socket_path
+    from malleo.plugin.agent.logs import configure
     from malleo.plugin.reconfig.serve import serve_forever
 
+    check_socket_path(socket_path, "--socket")
+    configure(log_format, log_level)
     policy = None
     if config:
         from malleo.plugin.agent.loop import load_agent_policy

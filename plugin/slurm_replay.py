@@ -76,19 +76,29 @@ def scale_workload(table: pd.DataFrame, *, time_scale: float, nodes: int,
 
 def expected_schedule(scaled: pd.DataFrame, policy, nodes: int) -> pd.DataFrame:
     """The emulator's schedule of a scaled workload on ``nodes`` nodes under ``policy``:
-    ``scaled`` plus ``start``, ``end`` (offsets, seconds), ``reservation`` and ``backfilled``."""
-    from malleo._core import simulate
+    ``scaled`` plus ``start``, ``end`` (offsets, seconds), ``reservation`` and ``backfilled``.
 
-    def col(name, dtype):
-        return np.ascontiguousarray(scaled[name].to_numpy(), dtype=dtype).copy()
+    The workload goes through the emulator's own entrance (:func:`malleo.emulator.replay`,
+    the one ``malleo replay`` uses) as a job table of whole-node jobs on a machine of
+    ``nodes`` processors, so the live proof compares Slurm with exactly what a replay says.
+    """
+    from malleo.emulator import replay
 
     n = len(scaled)
-    core = simulate(col("submit", np.int64), col("runtime", np.int64), col("limit", np.int64),
-                    col("nodes", np.int32), col("user_id", np.int32),
-                    np.zeros(n, np.int32), np.zeros(n, np.int32), int(nodes), policy)
-    return scaled.assign(start=core["start"], end=core["end"],
-                         reservation=core["reservation"],
-                         backfilled=core["backfilled"].astype(bool))
+    table = pd.DataFrame({
+        # positions as job numbers: (submit, number) order is scaled's own order
+        "job_number": np.arange(1, n + 1, dtype=np.int64),
+        "submit_time": scaled["submit"].to_numpy(np.int64),
+        "runtime": scaled["runtime"].to_numpy(np.int64),
+        "estimate": scaled["limit"].to_numpy(np.int64),
+        "procs": scaled["nodes"].to_numpy(np.int32),
+        "user_id": scaled["user_id"].to_numpy(np.int32),
+        "queue": np.zeros(n, np.int32), "partition": np.zeros(n, np.int32)})
+    jobs = replay(table, policy, procs=int(nodes)).jobs.set_index("job_id")
+    jobs = jobs.loc[np.arange(1, n + 1)]
+    return scaled.assign(start=jobs["start"].to_numpy(), end=jobs["end"].to_numpy(),
+                         reservation=jobs["reservation"].to_numpy(),
+                         backfilled=jobs["backfilled"].to_numpy().astype(bool))
 
 
 def fcfs_backfilled(submit, start, job_order) -> np.ndarray:
@@ -146,8 +156,12 @@ def submit_workload(backend: SlurmBackend, scaled: pd.DataFrame, *, partition: s
 
 
 def wait_for_jobs(backend: SlurmBackend, job_ids: list[int], *, timeout: float | None = None,
-                  poll: float = 1.0, clock=time.monotonic, sleep=time.sleep) -> dict:
+                  poll: float = 1.0, clock=time.monotonic, sleep=time.sleep,
+                  on_poll=None) -> dict:
     """Wait until every job has finished; return id -> :class:`Job` as last read.
+
+    ``on_poll``, if given, is called after each read of the queue as
+    ``on_poll(finished, running, total)`` (job counts; purged jobs count as finished).
 
     Raises:
         MalleoError: ``timeout`` seconds passed first (the message counts what is left).
@@ -159,6 +173,9 @@ def wait_for_jobs(backend: SlurmBackend, job_ids: list[int], *, timeout: float |
         left = [j for j in wanted if j not in jobs or not jobs[j].is_finished]
         # A job Slurm no longer lists (purged after MinJobAge) cannot be waited for.
         left = [j for j in left if j in jobs]
+        if on_poll is not None:
+            running = sum(1 for j in left if jobs[j].is_running)
+            on_poll(len(wanted) - len(left), running, len(wanted))
         if not left:
             return jobs
         if deadline is not None and clock() > deadline:
@@ -186,11 +203,15 @@ def observed_table(scaled: pd.DataFrame, job_ids: list[int], jobs: dict) -> pd.D
 
 def replay_on_slurm(backend: SlurmBackend, scaled: pd.DataFrame, output: str | Path | None = None,
                     *, partition: str | None = None, timeout: float | None = None,
-                    workdir: str | None = None, on_submit=None) -> pd.DataFrame:
-    """Submit ``scaled``, wait for every job, and return (and write as CSV) what Slurm did."""
+                    workdir: str | None = None, on_submit=None, on_poll=None) -> pd.DataFrame:
+    """Submit ``scaled``, wait for every job, and return (and write as CSV) what Slurm did.
+
+    ``on_submit`` and ``on_poll``: progress callbacks of :func:`submit_workload` and
+    :func:`wait_for_jobs`.
+    """
     ids = submit_workload(backend, scaled, partition=partition, workdir=workdir,
                           on_submit=on_submit)
-    jobs = wait_for_jobs(backend, ids, timeout=timeout)
+    jobs = wait_for_jobs(backend, ids, timeout=timeout, on_poll=on_poll)
     observed = observed_table(scaled, ids, jobs)
     if output is not None:
         observed.to_csv(output, index=False)
