@@ -46,7 +46,8 @@ def _decisions(backend, policy_file):
 
 
 def _status(kind, conf):
-    result = CliRunner().invoke(cli, ["slurm", "status", "--local", "--json"], catch_exceptions=False,
+    result = CliRunner().invoke(cli, ["slurm", "status", "--local", "--json"],
+                                catch_exceptions=False,
                                 env={"SLURM_CONF": conf, "MALLEO_SLURM_BACKEND": kind})
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
