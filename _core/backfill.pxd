@@ -9,7 +9,9 @@ from libc.string cimport memmove
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
-                      profile_fits, profile_earliest, align_up)
+                      profile_fits, profile_earliest, profile_free_now, profile_hint,
+                      profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
+                      profile_take_tail, profile_value, profile_locate, align_up)
 from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
 
 
@@ -60,12 +62,155 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
 
 
 cdef inline int build_profile(sched_t* s, simtime_t resolution) except -1 nogil:
-    """The profile of running jobs from ``now``: each holds its processors until its
-    expected end, rounded up to a multiple of ``resolution``."""
-    cdef intp_t k
+    """Start the profile of running jobs from ``now``: each holds its processors until its
+    expected end, rounded up to a multiple of ``resolution``.
+
+    Lazy (issue 16): only the origin is built here; the running set (sorted by expected
+    end) is read through a cursor (prof.src_next) and a release becomes a breakpoint only
+    when a query or a reservation reaches its time (profile_extend_to / profile_extend).
+    The free count as a function of time is the one of the full build wherever breakpoints
+    exist, and beyond the last one the pending releases only add processors, so every
+    answer is the full build's (docs/core.md)."""
     profile_reset(&s.prof, s.now, s.free)
-    for k in range(s.n_run):
-        profile_add_release(&s.prof, align_up(s.run[k].end, resolution), s.procs[s.run[k].id])
+    s.prof.src_res = resolution
+    s.prof.src_started = s.n_started      # started before the build: part of the base
+    return 0
+
+
+cdef inline void bf_started(sched_t* s, intp_t j) noexcept nogil:
+    """After start_job(j) in a lazily built pass: j entered the running set at its sorted
+    place; keep the cursor on the same entries (j itself is skipped by _skip_started: its
+    processors are already in the profile as its reservation)."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = s.n_run
+    cdef intp_t mid
+    cdef simtime_t end = s.exp_end[j]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if s.run[mid].end < end or (s.run[mid].end == end and s.run[mid].id < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s.prof.src_next:
+        s.prof.src_next += 1
+
+
+cdef inline bint _is_started_now(const sched_t* s, intp_t j) noexcept nogil:
+    """True if this pass started job j after building the profile (started[] is short;
+    only jobs starting at ``now`` are looked up)."""
+    cdef intp_t k
+    if s.start[j] != s.now:
+        return False
+    for k in range(s.prof.src_started, s.n_started):
+        if s.started[k] == j:
+            return True
+    return False
+
+
+cdef inline void _skip_started(sched_t* s) noexcept nogil:
+    """Move the cursor past running-set entries this pass started."""
+    while s.prof.src_next < s.n_run and _is_started_now(s, s.run[s.prof.src_next].id):
+        s.prof.src_next += 1
+
+
+cdef inline simtime_t _next_release(sched_t* s) noexcept nogil:
+    """Time of the next release not yet built (running job or reservation end); -1 if none."""
+    cdef simtime_t t = -1
+    _skip_started(s)
+    if s.prof.src_next < s.n_run:
+        t = align_up(s.run[s.prof.src_next].end, s.prof.src_res)
+    if s.prof.n_pend > 0 and (t < 0 or s.prof.pend_time[0] < t):
+        t = s.prof.pend_time[0]
+    return t
+
+
+cdef inline int _build_next(sched_t* s) except -1 nogil:
+    """Turn the next pending release into a breakpoint (one must exist)."""
+    cdef simtime_t t = -1
+    cdef intp_t k
+    _skip_started(s)
+    if s.prof.src_next < s.n_run:
+        t = align_up(s.run[s.prof.src_next].end, s.prof.src_res)
+    if s.prof.n_pend > 0 and (t < 0 or s.prof.pend_time[0] < t):
+        profile_add_release(&s.prof, s.prof.pend_time[0], s.prof.pend_procs[0])
+        profile_pend_pop(&s.prof)
+        return 0
+    k = s.prof.src_next
+    profile_add_release(&s.prof, t, s.procs[s.run[k].id])
+    s.prof.src_next = k + 1
+    return 0
+
+
+cdef inline int profile_extend_to(sched_t* s, simtime_t t) except -1 nogil:
+    """Build every release at or before ``t``."""
+    cdef simtime_t nxt = _next_release(s)
+    while nxt >= 0 and nxt <= t:
+        _build_next(s)
+        nxt = _next_release(s)
+    return 0
+
+
+cdef inline bint profile_extend(sched_t* s, intp_t count) except -1 nogil:
+    """Build the next ``count`` releases (fewer if fewer remain); False if none remained."""
+    cdef intp_t k = 0
+    while k < count and _next_release(s) >= 0:
+        _build_next(s)
+        k += 1
+    return k > 0
+
+
+cdef inline simtime_t bf_earliest(sched_t* s, simtime_t start, simtime_t duration,
+                                  procs_t procs, simtime_t resolution) except -2 nogil:
+    """profile_earliest on the lazily built profile: a found start is final (later
+    releases only add processors after the last breakpoint); "never" on the built part
+    builds more releases (doubling) and searches again."""
+    cdef simtime_t when
+    cdef intp_t chunk = 64
+    profile_extend_to(s, start)
+    while True:
+        when = profile_earliest(&s.prof, start, duration, procs, resolution)
+        if when >= 0:
+            return when
+        if not profile_extend(s, chunk):
+            return -1
+        chunk *= 2
+
+
+cdef inline bint bf_fits(sched_t* s, simtime_t start, simtime_t duration,
+                         procs_t procs) except -1 nogil:
+    """profile_fits on the lazily built profile: a no that the open last segment may
+    cause (the window reaches past the last breakpoint) builds more and asks again."""
+    cdef intp_t chunk = 64
+    cdef simtime_t last
+    profile_extend_to(s, start)
+    if profile_value(&s.prof, profile_locate(&s.prof, start)) < procs:
+        return False                    # every release up to start is built: exact
+    while True:
+        if profile_fits(&s.prof, start, duration, procs):
+            return True
+        last = profile_last_time(&s.prof)
+        if last >= start + duration:
+            return False
+        # Only the open last segment can say no for want of releases not built yet.
+        if last > start and not profile_fits(&s.prof, start, last - start, procs):
+            return False
+        if not profile_extend(s, chunk):
+            return False
+        chunk *= 2
+
+
+cdef inline int bf_reserve(sched_t* s, simtime_t start, simtime_t end,
+                           procs_t procs) except -1 nogil:
+    """profile_reserve on the lazily built profile: an end after the last breakpoint
+    becomes a pending release (profile_take_tail)."""
+    if end <= start:
+        return 0
+    profile_extend_to(s, start)
+    if end <= profile_last_time(&s.prof):
+        profile_reserve(&s.prof, start, end, procs)
+    else:
+        profile_take_tail(&s.prof, start, procs)
+        profile_pend_push(&s.prof, end, procs)
     return 0
 
 
@@ -84,7 +229,7 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     reservation, ties by queue order), then the others in queue order; each gets the
     earliest start at which it fits for its estimate; those planned now start."""
     cdef intp_t i, q, j, m
-    cdef simtime_t when, hold
+    cdef simtime_t when, hold, lb
     build_profile(s, 1)
     m = 0
     for q in range(head_pos, s.n_wait):
@@ -97,36 +242,76 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         q = s.rtmp[i].pos
         j = s.wait[q]
         hold = hold_time(s.est[j])
-        when = profile_earliest(&s.prof, s.now, hold, s.procs[j], 1)
+        lb = profile_hint(&s.prof, s.procs[j], hold)      # issue 16: skip what cannot fit
+        when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
+        profile_note(&s.prof, s.procs[j], hold, when)
         give_reservation(s, j, when)
-        profile_reserve(&s.prof, when, when + hold, s.procs[j])
+        bf_reserve(s, when, when + hold, s.procs[j])
         if when == s.now:
             start_job(s, q)
+            bf_started(s, j)
     return 0
 
 
 cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Slurm sched/backfill: in queue order, start what fits now for its whole estimate;
     give the first bf_max_job_test others their earliest start on the bf_resolution grid
-    within bf_window; the rest only start if they fit now."""
+    within bf_window; the rest only start if they fit now.  With ``is_bf_round_down``
+    (Slurm's own rounding): expected ends stay exact, a reservation starts at the exact
+    earliest fit ``when`` and holds its processors until the grid instant at or before
+    ``when`` plus max(hold, bf_resolution); from that grid instant on it already holds the
+    processors it takes that were free before ``when`` (those released at ``when`` are busy
+    until then anyway)."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
     cdef intp_t q, j
-    cdef simtime_t when, hold
-    build_profile(s, res)
+    cdef simtime_t when, hold, lb, held_from, held_to
+    cdef procs_t early
+    cdef bint down = s.is_bf_round_down
+    build_profile(s, 1 if down else res)
     for q in range(head_pos, s.n_wait):
-        if reserved >= s.bf_max_job_test and s.prof.free[0] == 0:
+        if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
         j = s.wait[q]
         hold = hold_time(s.est[j])
-        if profile_fits(&s.prof, s.now, hold, s.procs[j]):
-            profile_reserve(&s.prof, s.now, s.now + hold, s.procs[j])
+        # free at now is exact in the lazy profile: most of a long queue stops here
+        if s.procs[j] <= profile_free_now(&s.prof) and bf_fits(s, s.now, hold, s.procs[j]):
+            bf_reserve(s, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
+            bf_started(s, j)
         elif reserved < s.bf_max_job_test:
-            when = profile_earliest(&s.prof, grid_now, hold, s.procs[j], res)
+            lb = profile_hint(&s.prof, s.procs[j], hold)
+            if down:
+                when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
+            else:
+                when = bf_earliest(s, lb if lb > grid_now else grid_now, hold, s.procs[j], res)
+            if when >= 0:
+                profile_note(&s.prof, s.procs[j], hold, when)
             if when >= 0 and when - s.now <= s.bf_window:
-                profile_reserve(&s.prof, when, when + hold, s.procs[j])
+                if down:
+                    # Slurm holds the reserved nodes from the grid instant at or before
+                    # ``when``; in counts, only the part of the job that runs on processors
+                    # already free before ``when`` (not released at ``when``) is held early.
+                    held_from = when - when % res
+                    if held_from < s.now:
+                        held_from = s.now
+                    held_to = when - when % res + (hold if hold > res else res)
+                    if held_to <= when:
+                        held_to = when + 1
+                    early = s.procs[j]
+                    if when > s.now:
+                        profile_extend_to(s, when)      # free at when - 1 and when: exact
+                        early = s.procs[j] - (
+                            profile_value(&s.prof, profile_locate(&s.prof, when))
+                            - profile_value(&s.prof, profile_locate(&s.prof, when - 1)))
+                    if early > s.procs[j]:
+                        early = s.procs[j]
+                    if early > 0 and held_from < when:
+                        bf_reserve(s, held_from, when, early)
+                    bf_reserve(s, when, held_to, s.procs[j])
+                else:
+                    bf_reserve(s, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
                 reserved += 1
     return 0

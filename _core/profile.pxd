@@ -1,130 +1,482 @@
-# The availability profile: free processors over time, as C arrays of breakpoints.
+# The availability profile: free processors over time, as breakpoints kept in blocks.
 #
 # Header-only: the kernels are `cdef inline` so that the event loop (loop.pyx) and the
 # Python planning form (plan.pyx) compile the very same code with no call overhead.
-# Segment k is [time[k], time[k + 1]) with free[k] free processors; the last segment
-# never ends.  Queries and inserts cost O(breakpoints) (a binary search plus one memmove).
+#
+# The profile is a step function: breakpoint k (in time order) starts the segment
+# [time_k, time_{k+1}) with free_k free processors; the last segment never ends.  The
+# breakpoints live in an ordered array of fixed-size blocks (an unrolled list, issue 16).
+# Each block holds up to PROFILE_BLOCK breakpoints and three summaries:
+#
+#   actual free of entry i of block b = blk[b].free[i] + badd[b]   (a lazy range update)
+#   blo[b] = min(blk[b].free[0:n]),  bhi[b] = max(blk[b].free[0:n])  (stored values)
+#
+# The summaries (badd, blo, bhi) sit in their own contiguous arrays, apart from the
+# blocks, so that the searches skip blocks reading a few bytes each.
+#
+# Invariants: blocks are in time order, every block in use holds 1..PROFILE_BLOCK
+# breakpoints, times strictly increase across the whole sequence, block 0 entry 0 is the
+# origin, and lo/hi are exact after every kernel returns.
+#
+# Costs with B breakpoints in b = B / PROFILE_BLOCK + 1 blocks: locating a time is a
+# binary search over blocks then within one (O(log B)); a reservation splits at most two
+# segments (a memmove inside one block, a block split when full: O(PROFILE_BLOCK + b))
+# and updates whole blocks lazily (O(PROFILE_BLOCK + b)); the earliest-fit search skips
+# whole blocks by their min (every free >= procs: the window goes on) or max (every free <
+# procs: no start there), so each hole it visits costs O(PROFILE_BLOCK + b) instead of
+# O(B).  The profile is a function of time only: where breakpoints fall (and whether two
+# neighbours hold the same free count) never changes an answer.
 from libc.stdlib cimport malloc, realloc, free as c_free
-from libc.string cimport memmove
+from libc.string cimport memmove, memcpy
+from libc.stdint cimport int32_t
 
 from _types cimport simtime_t, procs_t, intp_t
 
 
+cdef enum:
+    PROFILE_BLOCK = 64    # breakpoints per block (a block is 776 bytes)
+
+
+cdef struct pblock_t:
+    simtime_t time[PROFILE_BLOCK]   # breakpoint times (seconds), strictly increasing
+    procs_t free[PROFILE_BLOCK]     # stored free counts; the actual count adds badd[b]
+    int32_t n                       # entries in use, 1..PROFILE_BLOCK
+
+
+cdef enum:
+    PROFILE_HINTS = 32    # earliest-fit answers remembered as lower bounds (profile_hint)
+
+
 cdef struct profile_t:
-    simtime_t* time   # breakpoint times (seconds), strictly increasing; time[0] is the origin
-    procs_t* free     # free processors on [time[k], time[k + 1]); the last segment never ends
+    pblock_t* blk     # blocks in time order
+    procs_t* badd     # per block: lazy amount added to every entry
+    procs_t* blo      # per block: min of the stored free[0:n]
+    procs_t* bhi      # per block: max of the stored free[0:n]
+    intp_t nb         # blocks in use (1 after profile_reset)
+    intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
-    intp_t cap        # breakpoints allocated
+    # earliest-fit answers since the last reset, as lower bounds for later queries
+    procs_t hint_procs[PROFILE_HINTS]       # size asked (processors)
+    simtime_t hint_dur[PROFILE_HINTS]       # duration asked (seconds)
+    simtime_t hint_when[PROFILE_HINTS]      # the answer (seconds)
+    intp_t n_hints                          # entries in use
+    intp_t hint_next                        # next entry to overwrite when full
+    # lazy build (backfill.pxd): releases not yet turned into breakpoints, all later than
+    # the last breakpoint; the caller's sorted source is read through a cursor
+    simtime_t* pend_time      # min-heap of pending releases: time (seconds)
+    procs_t* pend_procs       # and processors given back then
+    intp_t n_pend             # entries in the heap
+    intp_t cap_pend           # entries allocated
+    intp_t src_next           # cursor into the caller's sorted releases (running jobs)
+    simtime_t src_res         # resolution the caller rounds its release times up to
+    intp_t src_started        # jobs the caller had started before the build (in its base)
+
+
+cdef struct ppos_t:
+    intp_t b          # block
+    intp_t i          # entry in that block
 
 
 cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
-    """Allocate room for ``cap`` breakpoints; call profile_reset before use."""
-    if cap < 8:
-        cap = 8
-    p.time = <simtime_t*> malloc(cap * sizeof(simtime_t))
-    p.free = <procs_t*> malloc(cap * sizeof(procs_t))
+    """Allocate room for about ``cap`` breakpoints; call profile_reset before use."""
+    cdef intp_t nb = cap // PROFILE_BLOCK + 2
+    p.blk = <pblock_t*> malloc(nb * sizeof(pblock_t))
+    p.badd = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.blo = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.bhi = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.nb = 0
+    p.cap = nb
     p.n = 0
-    p.cap = cap
-    if p.time == NULL or p.free == NULL:
+    p.pend_time = NULL
+    p.pend_procs = NULL
+    p.n_pend = 0
+    p.cap_pend = 0
+    p.src_next = 0
+    p.src_res = 1
+    p.src_started = 0
+    if p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL:
         with gil:
             raise MemoryError("availability profile")
     return 0
 
 
 cdef inline void profile_release(profile_t* p) noexcept nogil:
-    """Free the arrays (safe on a zeroed or already released profile)."""
-    c_free(p.time)
-    c_free(p.free)
-    p.time = NULL
-    p.free = NULL
-    p.n = 0
+    """Free the blocks (safe on a zeroed or already released profile)."""
+    c_free(p.blk)
+    c_free(p.badd)
+    c_free(p.blo)
+    c_free(p.bhi)
+    c_free(p.pend_time)
+    c_free(p.pend_procs)
+    p.blk = NULL
+    p.badd = NULL
+    p.blo = NULL
+    p.bhi = NULL
+    p.pend_time = NULL
+    p.pend_procs = NULL
+    p.n_pend = 0
+    p.cap_pend = 0
+    p.nb = 0
     p.cap = 0
+    p.n = 0
 
 
-cdef inline int profile_reserve_room(profile_t* p, intp_t extra) except -1 nogil:
-    """Grow the arrays (doubling) so that ``extra`` more breakpoints fit."""
-    cdef intp_t cap = p.cap
-    cdef simtime_t* t
-    cdef procs_t* f
-    if p.n + extra <= cap:
+cdef inline bint _grow_procs(procs_t** a, intp_t cap) noexcept nogil:
+    """realloc one summary array to ``cap`` entries; False on failure (``a`` kept)."""
+    cdef procs_t* r = <procs_t*> realloc(a[0], cap * sizeof(procs_t))
+    if r == NULL:
+        return False
+    a[0] = r
+    return True
+
+
+cdef inline int _profile_room(profile_t* p) except -1 nogil:
+    """Make room for one more block (doubling)."""
+    cdef intp_t cap
+    cdef pblock_t* b
+    if p.nb < p.cap:
         return 0
-    while cap < p.n + extra:
-        cap *= 2
-    t = <simtime_t*> realloc(p.time, cap * sizeof(simtime_t))
-    if t == NULL:
+    cap = p.cap * 2 if p.cap > 0 else 4
+    b = <pblock_t*> realloc(p.blk, cap * sizeof(pblock_t))
+    if b == NULL:
         with gil:
             raise MemoryError("availability profile")
-    p.time = t
-    f = <procs_t*> realloc(p.free, cap * sizeof(procs_t))
-    if f == NULL:
+    p.blk = b
+    if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
+            and _grow_procs(&p.bhi, cap)):
         with gil:
             raise MemoryError("availability profile")
-    p.free = f
     p.cap = cap
     return 0
 
 
+cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
+    """Recompute blo[b] and bhi[b] (two branch-free reductions the compiler vectorizes)."""
+    cdef const pblock_t* blk = &p.blk[b]
+    cdef int32_t i
+    cdef int32_t n = blk.n
+    cdef procs_t lo = blk.free[0]
+    cdef procs_t hi = blk.free[0]
+    for i in range(1, n):
+        lo = blk.free[i] if blk.free[i] < lo else lo
+    for i in range(1, n):
+        hi = blk.free[i] if blk.free[i] > hi else hi
+    p.blo[b] = lo
+    p.bhi[b] = hi
+
+
 cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now) noexcept nogil:
-    """One segment [origin, inf) with ``free_now`` processors free."""
+    """One segment [origin, inf) with ``free_now`` processors free (room for one block
+    always exists after profile_init)."""
+    cdef pblock_t* blk = &p.blk[0]
+    p.nb = 1
     p.n = 1
-    p.time[0] = origin
-    p.free[0] = free_now
+    blk.n = 1
+    blk.time[0] = origin
+    blk.free[0] = free_now
+    p.badd[0] = 0
+    p.blo[0] = free_now
+    p.bhi[0] = free_now
+    p.n_hints = 0
+    p.hint_next = 0
+    p.n_pend = 0
+    p.src_next = 0
+
+
+cdef inline simtime_t profile_hint(const profile_t* p, procs_t procs,
+                                   simtime_t duration) noexcept nogil:
+    """A lower bound on profile_earliest(., procs, duration, .): the latest answer noted
+    (profile_note) for a size <= ``procs`` and a duration <= ``duration``; -1 if none.
+
+    Sound because the earliest fit only moves later when the size or the duration grows
+    or when processors are taken (profile_reserve); a profile_add_release after a note
+    would give processors back, so notes are only taken once the build is done and are
+    dropped by profile_reset."""
+    cdef intp_t k
+    cdef simtime_t best = -1
+    for k in range(p.n_hints):
+        if (p.hint_procs[k] <= procs and p.hint_dur[k] <= duration
+                and p.hint_when[k] > best):
+            best = p.hint_when[k]
+    return best
+
+
+cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
+                              simtime_t when) noexcept nogil:
+    """Remember an earliest-fit answer ``when`` (>= 0) for (procs, duration): the entry of
+    the same size and duration if any (answers only grow), else a free entry, else the
+    oldest one (any subset of answers gives a sound bound)."""
+    cdef intp_t k
+    for k in range(p.n_hints):
+        if p.hint_procs[k] == procs and p.hint_dur[k] == duration:
+            if when > p.hint_when[k]:
+                p.hint_when[k] = when
+            return
+    if p.n_hints < PROFILE_HINTS:
+        k = p.n_hints
+        p.n_hints += 1
+    else:
+        k = p.hint_next
+        p.hint_next = (k + 1) % PROFILE_HINTS
+    p.hint_procs[k] = procs
+    p.hint_dur[k] = duration
+    p.hint_when[k] = when
+
+
+cdef inline simtime_t profile_origin(const profile_t* p) noexcept nogil:
+    """The first time covered (seconds)."""
+    return p.blk[0].time[0]
+
+
+cdef inline simtime_t profile_last_time(const profile_t* p) noexcept nogil:
+    """The time of the last breakpoint (seconds)."""
+    cdef const pblock_t* blk = &p.blk[p.nb - 1]
+    return blk.time[blk.n - 1]
+
+
+cdef inline procs_t profile_free_now(const profile_t* p) noexcept nogil:
+    """Processors free on the first segment."""
+    return p.blk[0].free[0] + p.badd[0]
 
 
 cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs) except -1 nogil:
     """``procs`` processors become free at ``time`` (>= the last breakpoint): build from
     running jobs walked by expected end."""
-    cdef intp_t last = p.n - 1
-    if time <= p.time[last]:
-        p.free[last] += procs
+    cdef pblock_t* blk = &p.blk[p.nb - 1]
+    cdef int32_t last = blk.n - 1
+    cdef procs_t v
+    if time <= blk.time[last]:
+        v = blk.free[last]
+        blk.free[last] += procs
+        if procs < 0 or v == p.blo[p.nb - 1]:
+            _block_bounds(p, p.nb - 1)
+        elif blk.free[last] > p.bhi[p.nb - 1]:
+            p.bhi[p.nb - 1] = blk.free[last]
         return 0
-    profile_reserve_room(p, 1)
-    p.time[p.n] = time
-    p.free[p.n] = p.free[last] + procs
+    v = blk.free[last] + p.badd[p.nb - 1] + procs
+    if blk.n == PROFILE_BLOCK:
+        _profile_room(p)
+        blk = &p.blk[p.nb]
+        blk.n = 1
+        blk.time[0] = time
+        blk.free[0] = v
+        p.badd[p.nb] = 0
+        p.blo[p.nb] = v
+        p.bhi[p.nb] = v
+        p.nb += 1
+    else:
+        v -= p.badd[p.nb - 1]
+        blk.time[blk.n] = time
+        blk.free[blk.n] = v
+        blk.n += 1
+        if v < p.blo[p.nb - 1]:
+            p.blo[p.nb - 1] = v
+        if v > p.bhi[p.nb - 1]:
+            p.bhi[p.nb - 1] = v
     p.n += 1
     return 0
 
 
-cdef inline intp_t profile_index(const profile_t* p, simtime_t t) noexcept nogil:
-    """The segment holding ``t`` (``t`` >= the origin): a binary search."""
+cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogil:
+    """The breakpoint starting the segment that holds ``t`` (``t`` >= the origin): a
+    binary search over the blocks' first times, then within the block."""
     cdef intp_t lo = 0
-    cdef intp_t hi = p.n - 1
+    cdef intp_t hi = p.nb - 1
     cdef intp_t mid
-    if t >= p.time[hi]:
-        return hi
+    cdef ppos_t r
+    cdef const pblock_t* blk
+    while lo < hi:                                  # last block whose first time <= t
+        mid = (lo + hi + 1) >> 1
+        if p.blk[mid].time[0] <= t:
+            lo = mid
+        else:
+            hi = mid - 1
+    r.b = lo
+    blk = &p.blk[lo]
+    lo = 0
+    hi = blk.n - 1
+    if t >= blk.time[hi]:
+        r.i = hi
+        return r
     while hi - lo > 1:
         mid = (lo + hi) >> 1
-        if p.time[mid] <= t:
+        if blk.time[mid] <= t:
             lo = mid
         else:
             hi = mid
-    return lo
+    r.i = lo
+    return r
 
 
-cdef inline intp_t _profile_split(profile_t* p, simtime_t t) noexcept nogil:
-    """The breakpoint at ``t``, inserted if missing (room must exist)."""
-    cdef intp_t k = profile_index(p, t)
-    if p.time[k] == t:
-        return k
-    memmove(p.time + k + 2, p.time + k + 1, (p.n - k - 1) * sizeof(simtime_t))
-    memmove(p.free + k + 2, p.free + k + 1, (p.n - k - 1) * sizeof(procs_t))
-    p.time[k + 1] = t
-    p.free[k + 1] = p.free[k]
+cdef inline procs_t profile_value(const profile_t* p, ppos_t k) noexcept nogil:
+    """Actual free processors on the segment starting at breakpoint ``k``."""
+    return p.blk[k.b].free[k.i] + p.badd[k.b]
+
+
+cdef inline simtime_t profile_time(const profile_t* p, ppos_t k) noexcept nogil:
+    """Start time of the segment at breakpoint ``k``."""
+    return p.blk[k.b].time[k.i]
+
+
+cdef inline void _profile_advance(const profile_t* p, ppos_t* k, simtime_t t) noexcept nogil:
+    """Move ``k`` forward to the breakpoint starting the segment that holds ``t`` (>= the
+    time at ``k``): a walk, as the grid rounding moves at most a few breakpoints."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i
+    while True:
+        if i + 1 < p.blk[b].n:
+            if p.blk[b].time[i + 1] > t:
+                break
+            i += 1
+        elif b + 1 < p.nb:
+            if p.blk[b + 1].time[0] > t:
+                break
+            b += 1
+            i = 0
+        else:
+            break
+    k.b = b
+    k.i = i
+
+
+cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs) noexcept nogil:
+    """Move ``k`` to the first breakpoint after it whose segment has fewer than ``procs``
+    free; False (``k`` unchanged) if there is none.  Whole blocks with lo >= procs are
+    skipped."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i + 1
+    cdef const pblock_t* blk = &p.blk[b]
+    cdef procs_t need = procs - p.badd[b]
+    while True:
+        if p.blo[b] < need:
+            blk = &p.blk[b]
+            while i < blk.n:
+                if blk.free[i] < need:
+                    k.b = b
+                    k.i = i
+                    return True
+                i += 1
+        b += 1
+        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
+            b += 1
+        if b >= p.nb:
+            return False
+        need = procs - p.badd[b]
+        i = 0
+
+
+cdef inline bint profile_next_at_least(const profile_t* p, ppos_t* k,
+                                       procs_t procs) noexcept nogil:
+    """Move ``k`` to the first breakpoint after it whose segment has at least ``procs``
+    free; False (``k`` unchanged) if there is none.  Whole blocks with hi < procs are
+    skipped."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i + 1
+    cdef const pblock_t* blk = &p.blk[b]
+    cdef procs_t need = procs - p.badd[b]
+    while True:
+        if p.bhi[b] >= need:
+            blk = &p.blk[b]
+            while i < blk.n:
+                if blk.free[i] >= need:
+                    k.b = b
+                    k.i = i
+                    return True
+                i += 1
+        b += 1
+        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
+            b += 1
+        if b >= p.nb:
+            return False
+        need = procs - p.badd[b]
+        i = 0
+
+
+cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
+    """Split the full block ``b`` in two halves (the upper half becomes block b + 1)."""
+    cdef pblock_t* lo
+    cdef pblock_t* hi
+    cdef int32_t half = PROFILE_BLOCK // 2
+    _profile_room(p)
+    if b + 1 < p.nb:
+        memmove(&p.blk[b + 2], &p.blk[b + 1], (p.nb - b - 1) * sizeof(pblock_t))
+        memmove(&p.badd[b + 2], &p.badd[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.blo[b + 2], &p.blo[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.bhi[b + 2], &p.bhi[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+    p.nb += 1
+    lo = &p.blk[b]
+    hi = &p.blk[b + 1]
+    hi.n = lo.n - half
+    memcpy(hi.time, lo.time + half, hi.n * sizeof(simtime_t))
+    memcpy(hi.free, lo.free + half, hi.n * sizeof(procs_t))
+    p.badd[b + 1] = p.badd[b]
+    lo.n = half
+    _block_bounds(p, b)
+    _block_bounds(p, b + 1)
+    return 0
+
+
+cdef inline int _profile_split(profile_t* p, simtime_t t, ppos_t* at) except -1 nogil:
+    """Make ``t`` (>= the origin) a breakpoint, inserted if missing, the new segment
+    keeping the free count of the one it was cut from; its position goes to ``at`` (a
+    block split, when the block was full, may move earlier positions: compare p.nb)."""
+    cdef ppos_t k = profile_locate(p, t)
+    cdef pblock_t* blk = &p.blk[k.b]
+    cdef intp_t i
+    if blk.time[k.i] == t:
+        at[0] = k
+        return 0
+    if blk.n == PROFILE_BLOCK:
+        _profile_split_block(p, k.b)
+        k = profile_locate(p, t)
+        blk = &p.blk[k.b]
+    i = k.i + 1
+    if i < blk.n:
+        memmove(blk.time + i + 1, blk.time + i, (blk.n - i) * sizeof(simtime_t))
+        memmove(blk.free + i + 1, blk.free + i, (blk.n - i) * sizeof(procs_t))
+    blk.time[i] = t
+    blk.free[i] = blk.free[k.i]
+    blk.n += 1
     p.n += 1
-    return k + 1
+    k.i = i
+    at[0] = k
+    return 0
 
 
 cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
                                 procs_t procs) except -1 nogil:
-    """Take ``procs`` processors over [start, end) (start >= the origin); empty if end <= start."""
-    cdef intp_t a, b, k
+    """Take ``procs`` processors over [start, end) (start >= the origin); empty if end <= start.
+
+    Splits at ``start`` and ``end``, then subtracts entry by entry in the first and last
+    blocks touched and lazily (``add``) on the whole blocks between."""
+    cdef ppos_t a, z
+    cdef intp_t b, i
+    cdef pblock_t* blk
+    cdef intp_t nb
     if end <= start:
         return 0
-    profile_reserve_room(p, 2)
-    a = _profile_split(p, start)
-    b = _profile_split(p, end)
-    for k in range(a, b):
-        p.free[k] -= procs
+    _profile_split(p, start, &a)
+    nb = p.nb
+    _profile_split(p, end, &z)                      # exclusive; inserted after a
+    if p.nb != nb:                                  # a block split may have moved a
+        a = profile_locate(p, start)
+    if a.b == z.b:
+        blk = &p.blk[a.b]
+        for i in range(a.i, z.i):
+            blk.free[i] -= procs
+        _block_bounds(p, a.b)
+        return 0
+    blk = &p.blk[a.b]
+    for i in range(a.i, blk.n):
+        blk.free[i] -= procs
+    _block_bounds(p, a.b)
+    for b in range(a.b + 1, z.b):
+        p.badd[b] -= procs
+    if z.i > 0:
+        blk = &p.blk[z.b]
+        for i in range(z.i):
+            blk.free[i] -= procs
+        _block_bounds(p, z.b)
     return 0
 
 
@@ -141,14 +493,12 @@ cdef inline bint profile_fits(const profile_t* p, simtime_t start, simtime_t dur
                               procs_t procs) noexcept nogil:
     """True if ``procs`` processors are free over [start, start + duration) (at the
     instant ``start`` when duration is 0)."""
-    cdef intp_t j = profile_index(p, start)
-    cdef simtime_t end = start + duration
-    while True:
-        if p.free[j] < procs:
-            return False
-        if j + 1 >= p.n or p.time[j + 1] >= end:
-            return True
-        j += 1
+    cdef ppos_t k = profile_locate(p, start)
+    if profile_value(p, k) < procs:
+        return False
+    if not profile_next_below(p, &k, procs):
+        return True
+    return profile_time(p, k) >= start + duration
 
 
 cdef inline simtime_t profile_earliest(const profile_t* p, simtime_t start, simtime_t duration,
@@ -156,31 +506,96 @@ cdef inline simtime_t profile_earliest(const profile_t* p, simtime_t start, simt
     """Earliest s >= start, a multiple of ``resolution``, with ``procs`` processors free over
     [s, s + duration) (at the instant s when duration is 0); -1 if never.
 
-    One forward sweep over the breakpoints, O(breakpoints): tight loops skip the segments
-    with too few free processors, then walk the window; a segment that breaks the window
-    restarts the sweep there."""
+    A sweep that jumps hole to hole: from a candidate start, the next segment with too few
+    processors (profile_next_below) either lies at or after the window's end (the answer)
+    or breaks the window; the next segment with enough processors after it
+    (profile_next_at_least) gives the next candidate, aligned up to the grid."""
     cdef simtime_t s = align_up(start, resolution)
-    cdef intp_t n = p.n
-    cdef intp_t k = profile_index(p, s)
-    cdef intp_t j
-    cdef simtime_t end
-    cdef const procs_t* free = p.free
-    cdef const simtime_t* time = p.time
+    cdef ppos_t k = profile_locate(p, s)
     while True:
-        if free[k] < procs:
-            k += 1
-            while k < n and free[k] < procs:
-                k += 1
-            if k >= n:
+        if profile_value(p, k) < procs:
+            if not profile_next_at_least(p, &k, procs):
                 return -1
-            s = align_up(time[k], resolution)
-            while k + 1 < n and time[k + 1] <= s:
-                k += 1
+            s = align_up(profile_time(p, k), resolution)
+            if s != profile_time(p, k):
+                _profile_advance(p, &k, s)
             continue
-        end = s + duration
-        j = k + 1
-        while j < n and time[j] < end and free[j] >= procs:
-            j += 1
-        if j >= n or time[j] >= end:
+        if not profile_next_below(p, &k, procs):
             return s
-        k = j
+        if profile_time(p, k) >= s + duration:
+            return s
+
+
+# --- Pending releases (the lazy build of backfill.pxd) --------------------------------------
+
+cdef inline int profile_pend_push(profile_t* p, simtime_t time, procs_t procs) except -1 nogil:
+    """Add a pending release (``time`` after the last breakpoint) to the min-heap."""
+    cdef intp_t cap, k, parent
+    cdef simtime_t* t
+    cdef procs_t* f
+    if p.n_pend == p.cap_pend:
+        cap = p.cap_pend * 2 if p.cap_pend > 0 else 64
+        t = <simtime_t*> realloc(p.pend_time, cap * sizeof(simtime_t))
+        if t == NULL:
+            with gil:
+                raise MemoryError("availability profile")
+        p.pend_time = t
+        f = <procs_t*> realloc(p.pend_procs, cap * sizeof(procs_t))
+        if f == NULL:
+            with gil:
+                raise MemoryError("availability profile")
+        p.pend_procs = f
+        p.cap_pend = cap
+    k = p.n_pend
+    p.n_pend += 1
+    while k > 0:
+        parent = (k - 1) >> 1
+        if p.pend_time[parent] <= time:
+            break
+        p.pend_time[k] = p.pend_time[parent]
+        p.pend_procs[k] = p.pend_procs[parent]
+        k = parent
+    p.pend_time[k] = time
+    p.pend_procs[k] = procs
+    return 0
+
+
+cdef inline void profile_pend_pop(profile_t* p) noexcept nogil:
+    """Drop the earliest pending release (the heap must not be empty)."""
+    cdef intp_t n = p.n_pend - 1
+    cdef intp_t k = 0
+    cdef intp_t c
+    cdef simtime_t t = p.pend_time[n]
+    cdef procs_t f = p.pend_procs[n]
+    p.n_pend = n
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and p.pend_time[c + 1] < p.pend_time[c]:
+            c += 1
+        if p.pend_time[c] >= t:
+            break
+        p.pend_time[k] = p.pend_time[c]
+        p.pend_procs[k] = p.pend_procs[c]
+        k = c
+    if n > 0:
+        p.pend_time[k] = t
+        p.pend_procs[k] = f
+
+
+cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) except -1 nogil:
+    """Take ``procs`` processors from ``start`` (>= the origin) to the end of the built
+    breakpoints, the open last segment included (the lazy form of a reservation that ends
+    after the last breakpoint: its end waits in the pending releases)."""
+    cdef ppos_t a
+    cdef intp_t b, i
+    cdef pblock_t* blk
+    _profile_split(p, start, &a)
+    blk = &p.blk[a.b]
+    for i in range(a.i, blk.n):
+        blk.free[i] -= procs
+    _block_bounds(p, a.b)
+    for b in range(a.b + 1, p.nb):
+        p.badd[b] -= procs
+    return 0

@@ -4,14 +4,16 @@ cimport cython
 import numpy as np
 
 from _types cimport simtime_t, procs_t, intp_t
-from profile cimport (profile_t, profile_init, profile_release, profile_reset,
+from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
-                      profile_index)
+                      profile_locate, profile_value, profile_origin, profile_last_time,
+                      profile_hint, profile_note, PROFILE_BLOCK)
 
 
 @cython.final
 cdef class Profile:
-    """Free processors over time from ``origin`` on: breakpoints (time, free) in C arrays.
+    """Free processors over time from ``origin`` on: breakpoints (time, free) in C blocks
+    (profile.pxd: an unrolled list with per-block min, max and lazy add).
 
     Args:
         origin: the first time covered (seconds).
@@ -35,57 +37,89 @@ cdef class Profile:
     @property
     def origin(self):
         """The first time covered (seconds)."""
-        return self.p.time[0]
+        return profile_origin(&self.p)
 
     def add_release(self, simtime_t time, procs_t procs):
         """``procs`` processors become free for good at ``time`` (> origin, and not before
         an earlier release)."""
-        if time <= self.p.time[0] and self.p.n > 1:
+        if time <= profile_origin(&self.p) and self.p.n > 1:
             raise ValueError(f"add_release: time {time} not after the origin")
-        if time < self.p.time[self.p.n - 1]:
+        if time < profile_last_time(&self.p):
             raise ValueError(f"add_release: time {time} before the last breakpoint "
-                             f"{self.p.time[self.p.n - 1]}")
+                             f"{profile_last_time(&self.p)}")
         if procs < 0:
             raise ValueError("add_release: procs must be >= 0")
         profile_add_release(&self.p, time, procs)
 
     def reserve(self, simtime_t start, simtime_t end, procs_t procs):
         """Take ``procs`` processors over [start, end) (nothing when end <= start)."""
-        if start < self.p.time[0]:
-            raise ValueError(f"reserve: start {start} before the origin {self.p.time[0]}")
+        if start < profile_origin(&self.p):
+            raise ValueError(f"reserve: start {start} before the origin {profile_origin(&self.p)}")
         profile_reserve(&self.p, start, end, procs)
 
     def fits(self, simtime_t start, simtime_t duration, procs_t procs):
         """True if ``procs`` processors are free over [start, start + duration)."""
-        if start < self.p.time[0]:
-            raise ValueError(f"fits: start {start} before the origin {self.p.time[0]}")
+        if start < profile_origin(&self.p):
+            raise ValueError(f"fits: start {start} before the origin {profile_origin(&self.p)}")
         return profile_fits(&self.p, start, duration, procs)
 
     def earliest(self, simtime_t start, simtime_t duration, procs_t procs,
                  simtime_t resolution=1):
         """Earliest time >= ``start`` (a multiple of ``resolution``) at which ``procs``
         processors are free for ``duration`` seconds; -1 if never."""
-        if start < self.p.time[0]:
-            raise ValueError(f"earliest: start {start} before the origin {self.p.time[0]}")
+        if start < profile_origin(&self.p):
+            raise ValueError(f"earliest: start {start} before the origin {profile_origin(&self.p)}")
         if resolution < 1:
             raise ValueError("earliest: resolution must be >= 1")
         return profile_earliest(&self.p, start, duration, procs, resolution)
 
+    def note(self, procs_t procs, simtime_t duration, simtime_t when):
+        """Remember ``when`` as the earliest fit of (procs, duration) (a lower bound for
+        later queries of a size and duration at least as large; see profile_hint)."""
+        if when < 0:
+            raise ValueError("note: when must be >= 0")
+        profile_note(&self.p, procs, duration, when)
+
+    def hint(self, procs_t procs, simtime_t duration):
+        """The lower bound profile_hint gives for (procs, duration); -1 if none."""
+        return profile_hint(&self.p, procs, duration)
+
     def free_at(self, simtime_t time):
         """Processors free at ``time`` (>= origin)."""
-        if time < self.p.time[0]:
-            raise ValueError(f"free_at: time {time} before the origin {self.p.time[0]}")
-        return self.p.free[profile_index(&self.p, time)]
+        if time < profile_origin(&self.p):
+            raise ValueError(f"free_at: time {time} before the origin {profile_origin(&self.p)}")
+        return profile_value(&self.p, profile_locate(&self.p, time))
 
     def breakpoints(self):
         """(times int64[k], free int32[k]): segment i is [times[i], times[i + 1])."""
         times = np.empty(self.p.n, dtype=np.int64)
         free = np.empty(self.p.n, dtype=np.int32)
-        cdef intp_t k
-        for k in range(self.p.n):
-            times[k] = self.p.time[k]
-            free[k] = self.p.free[k]
+        cdef intp_t b, i
+        cdef intp_t k = 0
+        for b in range(self.p.nb):
+            for i in range(self.p.blk[b].n):
+                times[k] = self.p.blk[b].time[i]
+                free[k] = self.p.blk[b].free[i] + self.p.badd[b]
+                k += 1
         return times, free
+
+    def check(self):
+        """Assert the block invariants (profile.pxd); for tests.  Returns the block count."""
+        cdef intp_t b, i
+        cdef simtime_t prev = profile_origin(&self.p) - 1
+        cdef intp_t total = 0
+        cdef pblock_t* blk
+        for b in range(self.p.nb):
+            blk = &self.p.blk[b]
+            assert 1 <= blk.n <= PROFILE_BLOCK, (b, blk.n)
+            assert self.p.blo[b] == min(blk.free[i] for i in range(blk.n)), b
+            assert self.p.bhi[b] == max(blk.free[i] for i in range(blk.n)), b
+            for i in range(blk.n):
+                assert blk.time[i] > prev, (b, i)
+                prev = blk.time[i]
+            total += blk.n
+        assert total == self.p.n
+        return self.p.nb
 
     def __len__(self):
         return self.p.n

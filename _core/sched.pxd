@@ -40,6 +40,7 @@ cdef struct sched_t:
     intp_t bf_max_job_test    # slurm: reservations per pass (K)
     simtime_t bf_window       # slurm: reservation horizon (seconds)
     simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
+    bint is_bf_round_down     # slurm: exact expected ends, reservations held from the grid below
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -386,6 +387,7 @@ cdef inline int sched_set_policy(sched_t* s, object policy) except -1:
     s.bf_max_job_test = int(policy.bf_max_job_test)
     s.bf_window = int(policy.bf_window)
     s.bf_resolution = int(policy.bf_resolution)
+    s.is_bf_round_down = getattr(policy, "bf_rounding", "up") == "down"
     s.mf.weight_age = float(mf.weight_age)
     s.mf.weight_size = float(mf.weight_size)
     s.mf.weight_fairshare = float(mf.weight_fairshare)

@@ -29,6 +29,12 @@ oracle, for research), or the mean of the user's last two runtimes capped by the
 
 SIZE_FAVOR = ("small", "large")
 
+BF_ROUNDINGS = ("up", "down")
+"""How ``slurm`` backfill applies ``bf_resolution``: ``up`` rounds running jobs' expected ends
+up to the grid and starts reservations on the grid at or after the earliest fit; ``down``
+(Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact earliest fit
+and holds the processors from the grid instant at or before it."""
+
 
 JOB_KINDS = ("rigid", "moldable", "malleable")
 """Job kinds, in the order of the core's kind codes (0, 1, 2)."""
@@ -243,6 +249,8 @@ class Policy:
         bf_window: ``slurm`` backfill: how far ahead reservations are made, seconds.
         bf_resolution: ``slurm`` backfill: planned start times are rounded up to
             multiples of this many seconds.
+        bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
+            :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: moldable/malleable jobs and their resizing (off by default).
     """
@@ -253,6 +261,7 @@ class Policy:
     bf_max_job_test: int = 500      # jobs (Slurm bf_max_job_test default)
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
+    bf_rounding: str = "up"         # one of BF_ROUNDINGS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -260,6 +269,7 @@ class Policy:
         _choice("order", self.order, ORDERS)
         _choice("backfill", self.backfill, BACKFILLS)
         _choice("estimate", self.estimate, ESTIMATES)
+        _choice("bf_rounding", self.bf_rounding, BF_ROUNDINGS)
         if int(self.bf_max_job_test) < 1:
             raise PolicyError(f"bf_max_job_test: must be >= 1, got {self.bf_max_job_test}")
         if int(self.bf_window) < 1:

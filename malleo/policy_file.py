@@ -30,7 +30,8 @@ from typing import Any, Callable
 from malleo.errors import PolicyError
 from malleo.input_files import read_text
 from malleo.toml_input import parse_toml
-from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability, Multifactor,
+from malleo.policy import (BACKFILLS, BF_ROUNDINGS, ESTIMATES, ORDERS, SIZE_FAVOR, Malleability,
+                           Multifactor,
                            Policy)
 
 __all__ = ["load_policy", "loads_policy", "dump_policy", "policy_to_dict", "TOP_KEYS",
@@ -61,6 +62,7 @@ TOP_KEYS: dict[str, tuple[str, _Check]] = {
     "bf_max_job_test": ("integer", _at_least(1)),
     "bf_window": ("integer", _at_least(1, " (seconds)")),
     "bf_resolution": ("integer", _at_least(1, " (seconds)")),
+    "bf_rounding": ("string", _one_of(BF_ROUNDINGS)),
 }
 """Top-level scalar keys of a policy file: key -> (TOML type, validity check)."""
 
@@ -113,6 +115,8 @@ _COMMENTS = {
     "bf_max_job_test": "slurm backfill: jobs given a reservation per pass (1 = EASY)",
     "bf_window": "slurm backfill: how far ahead reservations are made, seconds",
     "bf_resolution": "slurm backfill: planned starts rounded up to this many seconds",
+    "bf_rounding": "slurm backfill: up | down (Slurm's own: exact ends, reserve from the "
+                   "grid instant before)",
     "weight_age": "weight of the age factor min(wait, max_age) / max_age",
     "weight_size": "weight of the job size factor",
     "weight_fairshare": "weight of the fair-share factor 2^(-usage / shares)",

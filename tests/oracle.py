@@ -37,6 +37,7 @@ def oracle_simulate(
     bf_max_job_test: int = 500,
     bf_window: int = 86400,
     bf_resolution: int = 60,
+    bf_rounding: str = "up",
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -51,6 +52,7 @@ def oracle_simulate(
         user: user of each job (only ``predict`` reads it); default: all one user.
         bf_max_job_test, bf_window, bf_resolution: the ``slurm`` backfill knobs
             (jobs, seconds, seconds).
+        bf_rounding: ``up`` or ``down`` (Slurm's own use of bf_resolution).
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -66,7 +68,7 @@ def oracle_simulate(
         [int(x) for x in submit], [int(x) for x in runtime], [int(x) for x in estimate],
         [int(x) for x in procs], int(total_procs), order, backfill, est_mode,
         [0] * len(submit) if user is None else [int(x) for x in user],
-        int(bf_max_job_test), int(bf_window), int(bf_resolution),
+        int(bf_max_job_test), int(bf_window), int(bf_resolution), str(bf_rounding),
     )
     sim.run()
     return {"start": sim.start, "end": sim.end, "reservation": sim.reservation,
@@ -77,7 +79,7 @@ class _Oracle:
     """The state of one naive replay; ``run`` does it all."""
 
     def __init__(self, submit, runtime, request, procs, total_procs, order, backfill,
-                 est_mode, user, bf_max_job_test, bf_window, bf_resolution):
+                 est_mode, user, bf_max_job_test, bf_window, bf_resolution, bf_rounding="up"):
         n = len(submit)
         for i in range(n):
             if i and submit[i] < submit[i - 1]:
@@ -93,6 +95,7 @@ class _Oracle:
         self.order, self.backfill, self.est_mode = order, backfill, est_mode
         self.bf_max_job_test, self.bf_window = bf_max_job_test, bf_window
         self.bf_resolution = bf_resolution
+        self.bf_rounding = bf_rounding
 
         self.start = [-1] * n
         self.end = [-1] * n
@@ -307,7 +310,8 @@ class _Oracle:
         reserve up to ``bf_max_job_test`` others on the ``bf_resolution`` grid within
         ``bf_window``; reservations last for this pass only."""
         res = self.bf_resolution
-        profile = self.running_profile(t, res)
+        down = self.bf_rounding == "down"
+        profile = self.running_profile(t, 1 if down else res)
         reserved = 0
         for j in behind:
             hold = max(self.est(j), 1)            # [semantics: Backfill] planned jobs hold >= 1 s
@@ -317,10 +321,20 @@ class _Oracle:
                 self.start_job(j, t)
                 started.append(j)
             elif reserved < self.bf_max_job_test:
-                s = profile.earliest_fit(t, n, hold, step=res)
+                s = profile.earliest_fit(t, n, hold, step=1 if down else res)
                 if s > t + self.bf_window:
                     continue                      # beyond the window: no reservation
-                profile.occupy(s, s + hold, n)
+                if down:
+                    # [semantics: Slurm's own scheduler, bf_resolution] held from the grid
+                    # instant before s: early, the processors not released at s
+                    grid = s - s % res
+                    early = min(n, n - (profile.free_at(s) - profile.free_at(s - 1))) \
+                        if s > t else n
+                    if early > 0:
+                        profile.occupy(max(grid, t), s, early)
+                    profile.occupy(s, max(grid + max(hold, res), s + 1), n)
+                else:
+                    profile.occupy(s, s + hold, n)
                 reserved += 1
                 if self.reservation[j] == -1:
                     self.reservation[j] = s
@@ -367,6 +381,10 @@ class _Profile:
             if steps[k][1] < n:
                 return k
         return None
+
+    def free_at(self, time: int) -> int:
+        """Free processors at ``time`` (>= the origin)."""
+        return self.steps[bisect.bisect_right(self.steps, [time, float("inf")]) - 1][1]
 
     def fits(self, begin: int, n: int, duration: int) -> bool:
         """``n`` processors free during [begin, begin + duration) (at ``begin`` if 0)."""

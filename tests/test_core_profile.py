@@ -114,3 +114,89 @@ def test_event_heap_matches_heapq(seed):
         assert heap.pop() == heapq.heappop(ref)
     with pytest.raises(IndexError):
         heap.pop()
+
+
+# --- issue 16: the blocked profile on dense profiles (many blocks), against brute force ---
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+DENSE = 3000    # seconds covered by the dense brute-force array
+
+
+@st.composite
+def dense_profiles(draw):
+    """Running jobs then up to 400 feasible reservations: hundreds of breakpoints, so
+    blocks fill, split and take lazy updates."""
+    total = draw(st.integers(1, 64))
+    origin = draw(st.integers(0, 100))
+    ends = sorted(draw(st.lists(st.integers(1, 1500), max_size=80)))
+    sizes = draw(st.lists(st.integers(1, max(1, total // 8)), min_size=len(ends),
+                          max_size=len(ends)))
+    while sum(sizes) > total:
+        sizes.pop()
+        ends.pop()
+    ops = draw(st.lists(st.tuples(st.integers(0, 2000), st.integers(0, 400),
+                                  st.integers(1, total)), max_size=400))
+    return total, origin, list(zip(ends, sizes)), ops
+
+
+def _build_dense(total, origin, releases, ops):
+    free = np.full(DENSE + 500, total, dtype=np.int64)
+    prof = Profile(origin, total - sum(size for _, size in releases))
+    for end, size in releases:
+        prof.add_release(origin + end, size)
+        free[origin:origin + end] -= size
+    for begin, length, need in ops:
+        begin += origin
+        if (free[begin:begin + length] >= need).all():
+            prof.reserve(begin, begin + length, need)
+            free[begin:begin + length] -= need
+    return prof, free
+
+
+@settings(max_examples=60, deadline=None)
+@given(dense_profiles(), st.lists(st.tuples(st.integers(0, 2200), st.integers(0, 500),
+                                            st.integers(1, 64), st.sampled_from([1, 1, 7, 60])),
+                                  min_size=1, max_size=30))
+def test_blocked_profile_matches_brute_force(case, queries):
+    """The class-specific implementation (blocks with min, max and lazy add) matches the
+    general definition: the earliest s on the grid with every second of [s, s + d) free
+    enough, checked against a per-second array; the block invariants hold throughout."""
+    total, origin, releases, ops = case
+    prof, free = _build_dense(total, origin, releases, ops)
+    prof.check()
+    times, counts = prof.breakpoints()
+    assert (np.diff(times) > 0).all() and len(times) == len(prof)
+    for k, t in enumerate(times.tolist()):
+        assert counts[k] == free[t]
+    for start, duration, procs, resolution in queries:
+        start += origin
+        procs = min(procs, total + 1)
+        got = prof.earliest(start, duration, procs, resolution)
+        if procs > total:
+            assert got == -1
+            continue
+        assert got == brute_earliest(free, start, duration, procs, resolution)
+        window = free[start:start + duration] if duration > 0 else free[start:start + 1]
+        assert prof.fits(start, duration, procs) == bool((window >= procs).all())
+        assert prof.free_at(start) == free[start]
+
+
+@settings(max_examples=40, deadline=None)
+@given(dense_profiles(), st.lists(st.tuples(st.integers(1, 64), st.integers(1, 300)),
+                                  min_size=1, max_size=120))
+def test_hints_never_change_an_answer(case, jobs):
+    """A conservative pass in miniature: each job takes the earliest fit from the origin,
+    searched from the hint (profile_hint) instead; the answer is the one searched from the
+    origin, so noted answers are sound lower bounds while reservations only take."""
+    total, origin, releases, ops = case
+    prof, free = _build_dense(total, origin, releases, ops)
+    for procs, duration in jobs:
+        procs = min(procs, total)
+        hint = prof.hint(procs, duration)
+        plain = prof.earliest(origin, duration, procs)
+        assert hint <= plain
+        assert prof.earliest(max(origin, hint), duration, procs) == plain
+        prof.note(procs, duration, plain)
+        prof.reserve(plain, plain + duration, procs)
+    prof.check()

@@ -21,6 +21,7 @@ slurm_knobs = st.fixed_dictionaries({
     "bf_max_job_test": st.sampled_from([1, 2, 3, 500]),
     "bf_window": st.sampled_from([5, 60, 86400]),
     "bf_resolution": st.sampled_from([1, 7, 60]),
+    "bf_rounding": st.sampled_from(["up", "down"]),
 })
 
 

@@ -110,3 +110,12 @@ def _write_no_follow(path: Path, text: str) -> None:
         raise MalleoError(f"-o/--output: cannot write {path}: {exc.strerror}") from None
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
+
+
+def _register() -> None:
+    from malleo.emulator.cli.policy_slurm import from_slurm
+
+    policy.add_command(from_slurm)
+
+
+_register()

@@ -15,6 +15,8 @@ import re
 import subprocess
 import tempfile
 
+import orjson
+
 from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
 from malleo.plugin.backends.errors import (
     InvalidJobId, SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
@@ -120,8 +122,8 @@ class CliBackend(SlurmBackend):
     def _json(self, argv: list[str]) -> dict:
         out = self._run(argv)
         try:
-            doc = json.loads(out)
-        except json.JSONDecodeError as exc:
+            doc = orjson.loads(out)          # issue 16: 3.8 MB of squeue --json in ~25 ms
+        except orjson.JSONDecodeError as exc:
             raise SlurmParseError(f"{' '.join(argv)}: output is not JSON ({exc})") from None
         problems = parse_json.errors(doc)
         if problems:

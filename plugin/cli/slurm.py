@@ -278,3 +278,12 @@ def reconfig(socket_path, config, log_format, log_level, slurm_conf) -> None:
         from malleo.plugin.agent.loop import load_agent_policy
         policy = load_agent_policy(config)
     serve_forever(socket_path, slurm_conf=slurm_conf, policy=policy)
+
+
+def _register() -> None:
+    from malleo.emulator.cli.slurm_validate import validate
+
+    slurm.add_command(validate)
+
+
+_register()
