@@ -25,6 +25,9 @@
 #   local-slurm.sh watch [--dir DIR]   block while every recorded daemon runs: exit 1 when one
 #                                      stops, 0 (after "down") on SIGTERM
 #
+# Every command also takes --prefix PREFIX (default $MALLEO_SLURM_PREFIX): a Slurm installed
+# under PREFIX (slurm-docker/build-slurm.sh builds 25.11 into /var/tmp) is used instead of the
+# one on PATH: PREFIX/bin and PREFIX/sbin go first on PATH for the daemons and commands it runs.
 # DIR defaults to <repo>/.local-slurm (git-ignored). Needs root (munged and slurmd run as root)
 # and Debian's munge, slurmctld, slurmd and slurm-client (slurm-docker/install-deps.sh).
 # --accounting also starts a private MariaDB and slurmdbd (sacct, sacctmgr work), which need
@@ -43,6 +46,7 @@ die() { echo "local-slurm: $*" >&2; exit 1; }
 cmd="${1:-}"
 [ -n "$cmd" ] && shift
 nodes=16 cpus=2 dir="$repo/.local-slurm" accounting=0 down_for=0
+slurm_prefix="${MALLEO_SLURM_PREFIX:-}"
 shared="" compute="" ctld_port=6817 node_port="" acct_host="" node_name=""
 if [ "$cmd" = node ] && [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then node_name="$1"; shift; fi
 while [ $# -gt 0 ]; do
@@ -56,8 +60,9 @@ while [ $# -gt 0 ]; do
         --nodes) nodes="${2:?--nodes needs a value}"; shift 2 ;;
         --cpus) cpus="${2:?--cpus needs a value}"; shift 2 ;;
         --dir) dir="${2:?--dir needs a value}"; shift 2 ;;
+        --prefix) slurm_prefix="${2:?--prefix needs a value}"; shift 2 ;;
         --down-for) down_for="${2:?--down-for needs a value}"; shift 2 ;;
-        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,28p' "$0" >&2; exit 2 ;;
+        *) echo "local-slurm: unknown option: $1" >&2; sed -n '4,31p' "$0" >&2; exit 2 ;;
     esac
 done
 case "$nodes" in ''|*[!0-9]*) echo "local-slurm: --nodes must be a positive integer" >&2; exit 2 ;; esac
@@ -65,6 +70,11 @@ case "$cpus" in ''|*[!0-9]*) echo "local-slurm: --cpus must be a positive intege
 case "$down_for" in ''|*[!0-9]*) echo "local-slurm: --down-for must be whole seconds" >&2; exit 2 ;; esac
 [ "$nodes" -ge 1 ] || { echo "local-slurm: --nodes must be >= 1" >&2; exit 2; }
 dir="$(realpath -m "$dir")"
+if [ -n "$slurm_prefix" ]; then
+    [ -x "$slurm_prefix/sbin/slurmctld" ] && [ -x "$slurm_prefix/bin/squeue" ] \
+        || { echo "local-slurm: --prefix $slurm_prefix: no sbin/slurmctld and bin/squeue there" >&2; exit 2; }
+    export PATH="$slurm_prefix/bin:$slurm_prefix/sbin:$PATH"
+fi
 conf="$dir/etc/slurm.conf"
 pids="$dir/run/pids"
 
@@ -489,5 +499,5 @@ case "$cmd" in
     node) do_node ;;
     dbd) do_dbd ;;
     watch) do_watch ;;
-    *) sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '4,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -107,6 +107,11 @@ EOF
     [ -n "$tmp_dir" ] && echo "TmpFS=$tmp_dir/%n"
     cat <<EOF
 SlurmdParameters=config_overrides
+# Every slurmd answers the controller directly. Slurm 25.11 forwards pings through a tree of
+# slurmd (TreeWidth) even for 16 nodes, and a forwarding slurmd on this host cannot resolve the
+# virtual node names ("_fwd_tree_get_addr: can't find address for host n16"): the last node
+# stayed IDLE* (not responding) and 16-node jobs never started. 65533 is the maximum.
+TreeWidth=65533
 ProctrackType=proctrack/linuxproc
 MpiDefault=none
 ReturnToService=2

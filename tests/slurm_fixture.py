@@ -8,6 +8,15 @@ Without root or without Slurm's binaries the slurm tests skip with the reason, u
 ``MALLEO_REQUIRE_SLURM=1`` (set by tests/run-suite.sh when it runs as root, i.e. under
 ``make test`` in CI): then they fail, so a CI machine cannot silently skip them. A cluster
 that should start but does not is always a failure.
+
+Which Slurm, which backend:
+- ``MALLEO_SLURM_PREFIX=DIR`` (``make test-slurm-25.11``): the Slurm installed under DIR
+  (slurm-docker/build-slurm.sh) instead of the one on PATH. DIR/bin and DIR/sbin go first on
+  this process's PATH when this module is imported, so the tests' own ``srun``/``sbatch`` calls,
+  the CLI backend and ``local-slurm.sh up`` (which gets ``--prefix DIR``) all use it.
+- ``MALLEO_SLURM_BACKEND=cli|pyslurm`` (default cli): the backend ``SlurmCluster.backend``
+  returns, through :func:`malleo.plugin.backends.select_backend` (which the ``malleo slurm``
+  commands also read): the same slurm-marked tests run once per backend.
 """
 import dataclasses
 import os
@@ -21,6 +30,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "slurm-docker" / "local-slurm.sh"
 NODES = 16
+SLURM_PREFIX = os.environ.get("MALLEO_SLURM_PREFIX") or None
+if SLURM_PREFIX:
+    os.environ["PATH"] = os.pathsep.join(
+        [str(Path(SLURM_PREFIX) / "bin"), str(Path(SLURM_PREFIX) / "sbin"), os.environ.get("PATH", "")])
 BINARIES = ("munged", "mungekey", "slurmctld", "slurmd", "scontrol", "sinfo", "squeue",
             "sbatch", "scancel")
 
@@ -35,9 +48,11 @@ class SlurmCluster:
 
     @property
     def backend(self):
-        from malleo.plugin.backends.cli import CliBackend
+        """The backend MALLEO_SLURM_BACKEND names (default cli); a pyslurm that cannot run fails."""
+        from malleo.plugin.backends import select_backend
 
-        return CliBackend(conf=self.conf)
+        return select_backend(conf=self.conf,
+                              kind=os.environ.get("MALLEO_SLURM_BACKEND") or "cli")
 
     @property
     def node_names(self) -> list[str]:
@@ -77,11 +92,13 @@ def slurm_cluster():
             pytest.fail(f"MALLEO_REQUIRE_SLURM=1 but {reason}", pytrace=False)
         pytest.skip(reason)
     directory = tempfile.mkdtemp(prefix="malleo-slurm-")
-    proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", str(NODES), "--dir", directory],
-                          capture_output=True, text=True, timeout=180)
+    prefix = ["--prefix", SLURM_PREFIX] if SLURM_PREFIX else []
+    proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", str(NODES), "--dir", directory,
+                           *prefix], capture_output=True, text=True, timeout=180)
     exports = [line for line in proc.stdout.splitlines() if line.startswith("export SLURM_CONF=")]
     if proc.returncode != 0 or not exports:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory], capture_output=True)
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
+                       capture_output=True)
         pytest.fail(f"local-slurm.sh up failed (exit {proc.returncode}):\n{proc.stderr}",
                     pytrace=False)
     cluster = SlurmCluster(conf=exports[-1].split("=", 1)[1], started_here=True,
@@ -89,7 +106,7 @@ def slurm_cluster():
     try:
         yield cluster
     finally:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
                        capture_output=True, text=True, timeout=180)
 
 

@@ -149,7 +149,7 @@ def test_chroot_installs_packages_txt_and_debian_13():
     script = (DOCKER / "chroot.sh").read_text()
     assert '"$here/packages.txt"' in script
     assert 'apt-get install -y -q --no-install-recommends "${packages[@]}"' in script
-    assert "suite=trixie" in script
+    assert 'suite="${MALLEO_CHROOT_SUITE:-trixie}"' in script     # Debian 13 unless told
     dockerfile = (DOCKER / "Dockerfile").read_text()
     # Debian 13 by default (a real Docker engine pulls it); podman-cluster.sh names its local
     # image built from chroot.sh's root filesystem instead (--build-arg BASE_IMAGE=...).
@@ -158,7 +158,8 @@ def test_chroot_installs_packages_txt_and_debian_13():
 
 
 @pytest.mark.parametrize("name", ["entrypoint.sh", "chroot.sh", "local-slurm.sh",
-                                  "podman-cluster.sh"])
+                                  "podman-cluster.sh", "build-slurm.sh", "build-pyslurm.sh",
+                                  "prefix-suite.sh"])
 def test_scripts_parse(name):
     proc = subprocess.run(["bash", "-n", str(DOCKER / name)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

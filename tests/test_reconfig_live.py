@@ -41,14 +41,21 @@ def endpoint(slurm_cluster):
 @pytest.mark.skipif(os.geteuid() != 0, reason="submitting as nobody and setuid need root")
 def test_owner_check_uses_slurms_owner(slurm_cluster, slurm_jobs, endpoint):
     backend = slurm_cluster.backend
+    # Raw sbatch options (--comment, --uid) need the CLI backend; the endpoint reads through
+    # the session's backend (MALLEO_SLURM_BACKEND).
+    from malleo.plugin.backends.cli import CliBackend
+
+    sbatch = CliBackend(conf=slurm_cluster.conf)
     if slurm_cluster.directory:
         # slurmd runs nobody's batch script from its spool under the cluster's private
         # directory (mkdtemp: 0700); nobody must be able to traverse it.
         os.chmod(slurm_cluster.directory, 0o711)
-    mine = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                          workdir="/tmp", extra_args=[MALLEABLE, "--uid=nobody"])
-    roots = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                           extra_args=[MALLEABLE])
+    # The uid as a number: Slurm 25.11's and 26.05's sbatch refuse --uid=nobody ("Invalid --uid
+    # specification"); every version takes the number.
+    mine = sbatch.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                         workdir="/tmp", extra_args=[MALLEABLE, f"--uid={NOBODY}"])
+    roots = sbatch.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
+                          extra_args=[MALLEABLE])
     rigid = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null")
     slurm_jobs += [mine, roots, rigid]
     assert running(backend, mine).user_id == NOBODY
@@ -90,8 +97,11 @@ def test_agent_serves_the_endpoint_with_its_policy(slurm_cluster, slurm_jobs, tm
     policy.write_text('backfill = "easy"\n')
     sock = tmp_path / "run" / "r.sock"
     backend = slurm_cluster.backend
-    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null",
-                            extra_args=[MALLEABLE])
+    from malleo.plugin.backends.cli import CliBackend
+
+    # --comment (MALLEABLE) is a raw sbatch option: submitted through the CLI backend.
+    job_id = CliBackend(conf=slurm_cluster.conf).submit(
+        wrap="sleep 120", nodes=1, time_limit=300, output="/dev/null", extra_args=[MALLEABLE])
     slurm_jobs.append(job_id)
     running(backend, job_id)
     proc = subprocess.Popen([sys.executable, "-c", "from malleo.emulator.cli import main; main()",

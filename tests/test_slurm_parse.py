@@ -272,3 +272,56 @@ def test_select_backend_without_pyslurm(monkeypatch):
     monkeypatch.setenv("MALLEO_SLURM_BACKEND", "pyslurm")
     with pytest.raises(BackendNotAvailable):
         select_backend()
+
+
+# --- Slurm 25.11 (built from source) and 26.05 (Debian forky): captured live -------------------
+
+def test_squeue_25_11_and_26_05_captured():
+    """data_parser v0.0.44 (25.11.7) and v0.0.45 (26.05.5): the v0.0.41 shape, read unchanged.
+
+    26.05 changed a default: a job without a time limit on a MaxTime=UNLIMITED partition gets
+    TimeLimit=365-00:00:00 (scontrol says the same), not UNLIMITED; it is kept as reported.
+    """
+    for version, micro in (("25.11", 7), ("26.05", 5)):
+        doc = load(f"squeue-{version}.json")
+        major, minor = (int(x) for x in version.split("."))
+        assert parse_json.slurm_version(doc) == (major, minor, micro)
+        jobs = {j.job_id: j for j in parse_json.jobs_from_squeue(doc)}
+        run2 = jobs[1]
+        assert (run2.state, run2.name, run2.user, run2.user_id) == ("RUNNING", "run2", "root", 0)
+        assert run2.node_list == ("n1", "n2") and run2.num_nodes == 2 and run2.time_limit == 600
+        assert run2.start_time >= run2.submit_time > 1_700_000_000 and run2.end_time
+        held = jobs[4]
+        assert held.is_held and held.priority == 0 and held.reason == "JobHeldUser"
+        assert held.num_nodes == 3 and held.time_limit == 300 and held.max_nodes is None
+        big = jobs[5]
+        assert big.is_pending and not big.is_held and big.priority == 777 and big.num_nodes == 16
+        assert big.time_limit == 7200 and big.start_time is None
+        assert jobs[6].required_nodes == ("n7", "n9") and jobs[6].node_list == ("n7", "n9")
+        assert jobs[7].name == "two words"
+    assert parse_json.jobs_from_squeue(load("squeue-25.11.json"))[-1].time_limit is None
+    assert parse_json.jobs_from_squeue(load("squeue-26.05.json"))[-1].time_limit == 365 * 86400
+
+
+@pytest.mark.parametrize("version", ["25.11", "26.05"])
+def test_sinfo_25_11_and_26_05_captured(version):
+    nodes = {n.name: n for n in parse_json.nodes_from_sinfo(load(f"sinfo-{version}.json"))}
+    assert sorted(nodes, key=lambda s: int(s[1:])) == [f"n{i}" for i in range(1, 17)]
+    assert all(n.cpus == 2 for n in nodes.values())
+    assert nodes["n1"].state == "ALLOCATED" and nodes["n1"].alloc_cpus == 2
+    assert nodes["n16"].flags == ("DRAIN",) and not nodes["n16"].is_available
+    assert nodes["n15"].is_idle and nodes["n15"].partitions == ("debug",)
+
+
+@pytest.mark.parametrize("version", ["25.11", "26.05"])
+def test_scontrol_text_reads_on_25_11_and_26_05(version, utc):
+    """``scontrol show job -o`` of the same capture gives the JSON's jobs (those in both)."""
+    from_json = {j.job_id: j for j in parse_json.jobs_from_squeue(load(f"squeue-{version}.json"))}
+    text = (DATA / f"scontrol-job-{version}.txt").read_text()
+    from_text = {j.job_id: j for j in map(parse_scontrol.job, parse_scontrol.records(text))}
+    assert set(from_json) <= set(from_text)
+    for job_id, a in from_json.items():
+        b = from_text[job_id]
+        for field in ("name", "user", "user_id", "partition", "submit_time", "time_limit",
+                      "num_nodes", "priority", "required_nodes", "is_held"):
+            assert getattr(a, field) == getattr(b, field), (version, job_id, field)

@@ -69,3 +69,47 @@ def test_finished_jobs_stay_listed(slurm_cluster, slurm_jobs, tmp_path):
     assert job_id in listed
     assert listed[job_id].state == "COMPLETED"
     assert [j.job_id for j in backend.jobs(job_ids={job_id})] == [job_id]
+
+
+# --- the scripts that bring up other Slurm versions refuse bad input before any work ----------
+
+DOCKER = GENERATOR.parent
+
+
+def test_local_slurm_refuses_a_prefix_without_slurm(tmp_path):
+    proc = subprocess.run(["bash", str(DOCKER / "local-slurm.sh"), "status", "--dir",
+                           str(tmp_path / "c"), "--prefix", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert f"--prefix {tmp_path}: no sbin/slurmctld and bin/squeue there" in proc.stderr
+
+
+def test_chroot_refuses_an_unknown_suite():
+    proc = subprocess.run(["bash", str(DOCKER / "chroot.sh"), "build"], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "MALLEO_CHROOT_SUITE": "bogus"})
+    assert proc.returncode == 2
+    assert "MALLEO_CHROOT_SUITE=bogus: expected trixie or forky" in proc.stderr
+
+
+@pytest.mark.parametrize("name, message", [
+    ("slurm-25.11.7.tar.xz", "no Slurm tarball at"),
+    ("slurm.zip", "no Slurm tarball at"),
+])
+def test_build_slurm_refuses_a_missing_tarball(tmp_path, name, message):
+    proc = subprocess.run(["bash", str(DOCKER / "build-slurm.sh"), str(tmp_path / name)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr and str(tmp_path / name) in proc.stderr
+
+
+def test_build_slurm_refuses_a_file_not_named_like_a_slurm_tarball(tmp_path):
+    other = tmp_path / "notslurm.tar.xz"
+    other.write_bytes(b"")
+    proc = subprocess.run(["bash", str(DOCKER / "build-slurm.sh"), str(other)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "expected slurm-VERSION.tar.{xz,bz2,gz}" in proc.stderr
+
+
+def test_build_pyslurm_needs_a_finished_prefix(tmp_path):
+    proc = subprocess.run(["bash", str(DOCKER / "build-pyslurm.sh"), "--prefix", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "not a finished build-slurm.sh prefix" in proc.stderr

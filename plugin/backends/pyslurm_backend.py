@@ -5,10 +5,23 @@ Written against pyslurm's documented API (pyslurm.github.io, 25.11): ``pyslurm.J
 ``Job.release()``, ``Job.cancel()``, ``JobSubmitDescription(...).submit()``,
 ``pyslurm.Nodes.load()``, ``pyslurm.Partitions.load()``, ``pyslurm.RPCError``.
 
-NOT EXERCISED: pyslurm 25.11 does not build against the Slurm Debian ships (22.05 on Debian 12,
-24.11 on Debian 13: "Slurm version mismatch"), so this module has run only as far as its
-import guard on malleo's test machines; its tests skip with that reason. The CLI backend is
-the tested one. Units follow the interface: pyslurm's minutes become seconds here.
+pyslurm 25.11 builds only against Slurm 25.11 ("Slurm version mismatch" against Debian's 22.05
+and 24.11); ``make test-slurm-25.11`` builds both (slurm-docker/build-slurm.sh,
+build-pyslurm.sh) and runs every slurm-marked test with this backend live on 25.11.7, and
+tests/test_slurm_backends_equal.py checks it reads and decides exactly as the CLI backend.
+Units follow the interface: pyslurm's minutes become seconds here.
+
+Node counts: pyslurm 25.11.2's ``Job.modify()`` drops ``nodes`` (its
+``JobSubmitDescription`` fills min/max nodes only for a new submission, not for an update),
+so a node-count change through it does nothing and raises nothing. :meth:`update_job`'s
+``num_nodes`` and :meth:`resize` therefore go through ``scontrol update`` (the CLI backend on
+the same slurm.conf); everything else goes through pyslurm.
+
+Initialisation: ``import pyslurm`` calls libslurm's ``slurm_init()``, which reads slurm.conf
+then and never again, and ends the process where none is found. This module imports it with
+``PYSLURM_DISABLE_AUTO_INIT=1`` and initialises on the first :class:`PyslurmBackend`, with its
+``conf`` (else SLURM_CONF / Slurm's default); a later backend naming another slurm.conf
+raises BackendNotAvailable rather than silently talking to the first cluster.
 """
 import os
 
@@ -17,16 +30,26 @@ from malleo.plugin.backends.errors import (
     BackendNotAvailable, SlurmCommandError, SlurmError, SlurmUnavailable, classify)
 from malleo.plugin.backends.model import Job, Node, Partition
 
+_AUTO_INIT = os.environ.get("PYSLURM_DISABLE_AUTO_INIT")
+os.environ["PYSLURM_DISABLE_AUTO_INIT"] = "1"
 try:  # pragma: no cover - depends on the site
     import pyslurm
     _IMPORT_ERROR: Exception | None = None
 except Exception as exc:  # ImportError, or a version-mismatch error raised at import
     pyslurm = None
     _IMPORT_ERROR = exc
+finally:
+    if _AUTO_INIT is None:
+        os.environ.pop("PYSLURM_DISABLE_AUTO_INIT", None)
+    else:
+        os.environ["PYSLURM_DISABLE_AUTO_INIT"] = _AUTO_INIT
+
+#: The slurm.conf libslurm was initialised with in this process ("" = Slurm's default), or None.
+_initialised_with: str | None = None
 
 SKIP_REASON = ("pyslurm is not importable here: pyslurm 25.11 builds only against Slurm 25.11 "
-               "and this machine runs Debian's Slurm (22.05 on Debian 12, 24.11 on Debian 13); "
-               "the pyslurm backend has not been exercised on it")
+               "(Debian ships 22.05, 24.11 and 26.05; `make test-slurm-25.11` builds Slurm "
+               "25.11 and pyslurm and runs this backend there)")
 
 
 def unavailable_reason() -> str | None:
@@ -37,12 +60,29 @@ def unavailable_reason() -> str | None:
 
 
 def pyslurm_slurm_version() -> str:
-    """The Slurm version pyslurm was built for (pyslurm's versions follow Slurm's major.minor)."""
-    for attr in ("slurm_version", "version"):
-        fn = getattr(pyslurm, attr, None)
-        if callable(fn):
-            return str(fn())
+    """The Slurm version pyslurm was built for ("25.11.7": the headers it was compiled with;
+    pyslurm's own version follows Slurm's major.minor, its micro does not)."""
+    api = getattr(pyslurm, "slurm_api_version", None)
+    if callable(api):
+        return ".".join(str(int(x)) for x in api())
     return str(getattr(pyslurm, "__version__", ""))
+
+
+def _init(conf: str | None) -> None:
+    """Initialise libslurm once per process with ``conf`` (see the module docstring)."""
+    global _initialised_with
+    wanted = str(conf or os.environ.get("SLURM_CONF") or "")
+    if _initialised_with is None:
+        if wanted and not os.path.isfile(wanted):
+            raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
+        if wanted:
+            os.environ["SLURM_CONF"] = wanted
+        pyslurm.slurm_init(wanted or None)
+        _initialised_with = wanted
+    elif wanted != _initialised_with:
+        raise BackendNotAvailable(
+            f"pyslurm was initialised with slurm.conf {_initialised_with or '(default)'} in this "
+            f"process; libslurm cannot switch to {wanted or '(default)'}")
 
 
 def _minutes_to_seconds(value) -> int | None:
@@ -78,8 +118,8 @@ class PyslurmBackend(SlurmBackend):
         reason = unavailable_reason()
         if reason is not None:
             raise BackendNotAvailable(reason)
-        if conf is not None:
-            os.environ["SLURM_CONF"] = str(conf)
+        _init(conf)
+        self.conf = conf
 
     def _call(self, rpc: str, fn, *args):
         try:
@@ -90,18 +130,30 @@ class PyslurmBackend(SlurmBackend):
     # --- reading -------------------------------------------------------------------------
 
     def version(self) -> tuple[int, int, int]:
-        parts = [int(p) for p in pyslurm_slurm_version().split("-")[0].split(".")[:3] if p.isdigit()]
+        """The running slurmctld's version (from its configuration, one RPC)."""
+        text = str(self._call("slurm_load_ctl_conf", pyslurm.slurmctld.Config.load).version)
+        parts = [int(p) for p in text.split("-")[0].split(".")[:3] if p.isdigit()]
         return tuple((parts + [0, 0, 0])[:3])
 
     def ping(self) -> None:
+        # slurmctld.ping_primary(), not a load: with the controller stopped, pyslurm 25.11.2's
+        # Nodes.load() returned an empty collection without an error (the agent then saw "no
+        # usable nodes" instead of an outage).
         try:
-            pyslurm.Partitions.load()
+            resp = pyslurm.slurmctld.ping_primary()
         except pyslurm.RPCError as exc:
             raise SlurmUnavailable(str(exc)) from None
+        if not resp.is_responding:
+            raise SlurmUnavailable(f"Unable to contact slurm controller {resp.hostname} "
+                                   "(ping: not responding)")
 
     def nodes(self) -> list[Node]:
         out = []
-        for node in self._call("slurm_load_node", pyslurm.Nodes.load).values():
+        loaded = self._call("slurm_load_node", pyslurm.Nodes.load)
+        if not len(loaded):     # a cluster has nodes: an unanswered RPC (see ping())
+            self.ping()
+            raise SlurmUnavailable("slurm_load_node: pyslurm returned no nodes")
+        for node in loaded.values():
             base, *flags = str(node.state or "UNKNOWN").upper().split("+")
             out.append(Node(name=node.name, state=base, flags=tuple(flags),
                             cpus=int(node.total_cpus or 0),
@@ -171,21 +223,29 @@ class PyslurmBackend(SlurmBackend):
         if required_nodes is not None:
             changes["required_nodes"] = (required_nodes if isinstance(required_nodes, str)
                                          else hostlist.compress(required_nodes))
-        if num_nodes is not None:
-            lo, hi = num_nodes if isinstance(num_nodes, (tuple, list)) else (num_nodes, num_nodes)
-            changes["nodes"] = {"min": int(lo), "max": int(hi)}
         if time_limit is not None:
             changes["time_limit"] = _time_str(time_limit)
-        if not changes:
+        if not changes and num_nodes is None:
             raise ValueError("update_job: nothing to change")
-        self._modify(job_id, **changes)
+        if changes:
+            self._modify(job_id, **changes)
+        if num_nodes is not None:       # pyslurm's modify drops nodes: see the module docstring
+            self._scontrol().update_job(job_id, num_nodes=num_nodes)
 
     def resize(self, job_id: int, num_nodes: int) -> None:
         if num_nodes < 1:
             raise ValueError(f"resize to {num_nodes} nodes: need at least 1")
-        self._modify(job_id, nodes=int(num_nodes))
+        self._scontrol().resize(job_id, num_nodes)
+
+    def _scontrol(self):
+        from malleo.plugin.backends.cli import CliBackend
+
+        return CliBackend(conf=self.conf)
 
     def cancel(self, job_id: int) -> None:
+        # pyslurm 25.11.2's cancel of an unknown id returns without error: read it first
+        # (InvalidJobId when Slurm does not know it), as the CLI backend's scancel reports.
+        self._call("slurm_load_job", pyslurm.Job.load, int(job_id))
         self._call("slurm_kill_job", pyslurm.Job(int(job_id)).cancel)
 
     def submit(self, *, script: str | None = None, wrap: str | None = None,
