@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from malleo.errors import MalleoError
+from malleo.limits import MAX_TIME
 
 SEED = 11
 """Seed of the built-in workload (chosen for robustness: see :func:`robust_share`)."""
@@ -445,7 +446,7 @@ def synced_replay_log(times: pd.DataFrame, passes, policy, nodes: int, *, base: 
     size = times["nodes"].to_numpy(dtype=np.int64)
     user = times["user_id"].to_numpy(dtype=np.int64)
     mf = policy.multifactor
-    big = 1 << 40
+    big = MAX_TIME                          # "never" on the millisecond clock (795 days)
     scaled_mf = type(mf)(**{**mf.__dict__, "max_age": mf.max_age * 1000,
                             "half_life": mf.half_life * 1000, "calc_period": big})
     bf_policy = policy.replace(bf_window=policy.bf_window * 1000,
