@@ -77,22 +77,10 @@ if [ "$cmd" = clean ]; then
     exit 0
 fi
 
-# The Debian archive this machine's apt uses (not its security archive): deb822 "URIs:" lines
-# and one-line "deb URI SUITE" entries.
-default_mirror() {
-    local f uri
-    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        while read -r uri; do
-            case "$uri" in
-                *security*) ;;
-                http://*/debian|https://*/debian|http://*/debian/|https://*/debian/) echo "${uri%/}"; return 0 ;;
-            esac
-        done < <(sed -n -e 's/^URIs:[[:space:]]*//p' -e 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\{0,1\}\([^[:space:]]\+\).*/\2/p' "$f" \
-                 | tr ' ' '\n')
-    done
-    return 1
-}
+# default_mirror, the mounts (mount_system, unmount_all: undone on exit) and copy_checkout.
+# shellcheck source=chroot-lib.sh
+. "$here/chroot-lib.sh"
+
 mirror="${MALLEO_TRIXIE_MIRROR:-}"
 if [ -z "$mirror" ]; then
     mirror=$(default_mirror) \
@@ -134,49 +122,8 @@ fi
 
 # --- mounts (always undone on exit) --------------------------------------------------------
 
-mounted=()
-mount_into() {  # mount_into TARGET MOUNT-ARGS...: mount and remember for unmounting
-    local target="$1"; shift
-    mkdir -p "$target"
-    mount "$@" "$target" || die "mount $* $target failed"
-    mounted+=("$target")
-}
-
-# Processes still running inside the root filesystem when we leave (a daemon a failed test left
-# behind): they were started by this script's chroot, so stop them by PID before unmounting.
-stop_leftovers() {
-    local r="$1" p pids=()
-    for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$r" ] && pids+=("${p#/proc/}")
-    done
-    [ ${#pids[@]} -eq 0 ] && return 0
-    say "stopping ${#pids[@]} process(es) left inside $r: ${pids[*]}"
-    kill -TERM "${pids[@]}" 2>/dev/null || true
-    sleep 2
-    kill -KILL "${pids[@]}" 2>/dev/null || true
-}
-
-unmount_all() {
-    local i
-    [ ${#mounted[@]} -eq 0 ] && return 0
-    stop_leftovers "${mounted[0]%/proc}"
-    for (( i = ${#mounted[@]} - 1; i >= 0; i-- )); do
-        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null \
-            || say "could not unmount ${mounted[$i]}"
-    done
-    mounted=()
-}
 trap unmount_all EXIT
 trap 'exit 130' INT TERM
-
-mount_system() {  # mount_system ROOT
-    local r="$1"
-    mount_into "$r/proc" -t proc proc
-    mount_into "$r/sys" -t sysfs sysfs
-    mount_into "$r/dev" --bind /dev
-    mount_into "$r/dev/pts" -t devpts devpts
-    mount_into "$r/dev/shm" -t tmpfs -o mode=1777 shm
-}
 
 # in_root ROOT COMMAND...: run with a clean environment inside ROOT. Every virtual node of the
 # test cluster is this one host, so Open MPI's TCP transport stays on loopback: Open MPI 5
@@ -260,22 +207,13 @@ build_rootfs() {
     find "$cache" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
 }
 
-# The checkout's files (tracked and untracked, not ignored: no build products) into ROOT/src.
-copy_checkout() {
-    local r="$1"
-    rm -rf "$r/src/malleo"
-    mkdir -p "$r/src/malleo"
-    (cd "$repo" && git ls-files -z --cached --others --exclude-standard \
-        | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
-        | tar --null -T - -cf -) | tar -C "$r/src/malleo" -xf -
-}
 
 build_rootfs
 # build prints the root filesystem's path on stdout (podman-cluster.sh imports it as an image).
 [ "$cmd" = build ] && { say "root filesystem ready at $root ($(elapsed "$t_start"))"; echo "$root"; exit 0; }
 
 t0=$(date +%s)
-copy_checkout "$root"
+copy_checkout "$repo" "$root"
 mount_system "$root"
 in_root "$root" /bin/sh -c "cd /src/malleo && MALLEO_CYTHON_DEBUG=1 python -m pip install -q \
     --disable-pip-version-check --no-deps --no-build-isolation -e ." >"$cache/install-$key.log" 2>&1 \
