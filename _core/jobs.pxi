@@ -39,8 +39,7 @@ SLOT_COLUMNS = {
 USER_COLUMNS = {
     "usage": (np.float64, 0.0),       # multifactor decayed usage (processor-seconds)
     "accrued": (np.int64, 0),         # processor-seconds completed since the last calculation
-    "hist1": (np.int64, 0),           # predict: last completed runtime (seconds)
-    "hist2": (np.int64, 0),           # predict: the one before (seconds)
+    "hist_sum": (np.int64, 0),        # predict: sum of the last min(hist_n, K) runtimes (s)
     "hist_n": (np.int32, 0),          # predict: completed runs recorded
     "is_seen": (np.uint8, 0),         # 1 once the user had an arrived job
 }
@@ -100,6 +99,7 @@ cdef class JobTable:
     cdef readonly dict cols           # per-slot columns, name -> numpy array
     cdef readonly dict users          # per-user columns, name -> numpy array
     cdef readonly dict mall           # malleable columns, name -> numpy array, or None
+    cdef readonly object ring         # predict: per user K = predict_runs runtimes (seconds)
     cdef sched_t s                    # the scheduler state (sched.pxd), wired to cols, users
     cdef mall_t m                     # the malleable kernel's state, wired to mall
     cdef mall_t* mp                   # &m once wired with malleable columns, else NULL
@@ -118,6 +118,7 @@ cdef class JobTable:
         self.cols = _alloc_columns(SLOT_COLUMNS, n_slot, adopted)
         self.users = _alloc_columns(USER_COLUMNS, self.n_users)
         self.mall = None
+        self.ring = None
         if use_mall:
             self.mall = _alloc_columns(MALL_COLUMNS, n_slot)
             self.mall.update(_alloc_columns(MALL_JOB_COLUMNS, n))
@@ -153,6 +154,11 @@ cdef class JobTable:
                 self.cols[name] = np.full(max(self.n_slot, 1), fill, dtype=dtype)
                 self.cols[name][:len(value)] = value
 
+    def set_ring(self, ring):
+        """Give the predict-mode ring (n_users x predict_runs runtimes, user-major, run
+        number c in slot c % predict_runs) before :meth:`wire`."""
+        self.ring = np.ascontiguousarray(ring, dtype=np.int64).reshape(-1)
+
     def slot_view(self, name):
         """The first n rows (the jobs, not the expander slots) of a per-slot column."""
         col = self.cols[name] if name in self.cols else self.mall[name]
@@ -185,9 +191,11 @@ cdef class JobTable:
         s.backfilled = _u8(c["backfilled"])
         s.usage = _f64(u["usage"])
         s.accrued = _i64(u["accrued"])
-        s.hist1 = _i64(u["hist1"])
-        s.hist2 = _i64(u["hist2"])
+        s.hist_sum = _i64(u["hist_sum"])
         s.hist_n = _i32(u["hist_n"])
+        if self.ring is None:
+            self.ring = np.zeros(self.n_users * max(int(core.predict_runs), 1), np.int64)
+        s.hist_ring = _i64(self.ring)
         s.is_seen = _u8(u["is_seen"])
         sched_alloc(s, self.n_slot)
         if self.mall is not None:

@@ -12,6 +12,7 @@ from libc.string cimport memset
 from _types cimport simtime_t, procs_t, intp_t
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
+from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
 
 from malleo._core.job_columns import replay_columns
@@ -49,6 +50,14 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 n
             if not is_zero:
                 break
     return 0
+
+
+LEARN_ETA = 1.0
+"""Learned estimates: the NAG learning rate (learn.pxd)."""
+
+LEARN_UNDER = 10.0
+"""Learned estimates: how much more an under-prediction costs than an over-prediction of
+the same size (the loss's weight of the squared under-prediction; learn.pxd)."""
 
 
 def simulate(submit, runtime, estimate, procs, user, queue, partition, total_procs, policy):
@@ -92,13 +101,20 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
                 "backfilled": t.slot_view("backfilled"), "est": t.slot_view("est")}
     cdef const simtime_t[::1] v_runtime = c["runtime"]
     cdef heap_t h
+    cdef learn_t model
     memset(&h, 0, sizeof(heap_t))
+    memset(&model, 0, sizeof(learn_t))
     t.wire(core, total, total)
     try:
+        if core.is_learned:
+            learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)
+            t.s.learn = &model
         heap_init(&h, 1024)
         with nogil:
             run_events(&t.s, &h, &v_runtime[0])
     finally:
+        t.s.learn = NULL
+        learn_release(&model)
         heap_release(&h)
     start = t.cols["start"]
     return {"start": start, "end": start + c["runtime"], "reservation": t.cols["resv_first"],

@@ -412,7 +412,8 @@ cdef inline int resize(sched_t* s, mall_t* m, intp_t j, procs_t newp) except -1 
         e_req = m.resume[j] + work_time(m.req_work[j] - m.done[j], rate)
         s.est[j] = e_est - s.start[j]
         s.request[j] = e_req - s.start[j]
-    run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now), j)
+    run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now, s.is_incremental),
+               j)
     log_size(m, j, s.now, newp)
     if m.heap != NULL:
         heap_push(m.heap, m.true_end[j], j)

@@ -100,6 +100,9 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
             1..total_procs, a kind outside 0..2, a speedup parameter not finite.
     """
     core = policy.core
+    if core.is_learned:
+        raise ValueError("estimate 'learned' is not available with flexible jobs; use "
+                         "'request', 'actual' or 'predict'")
     c, total, n_users = replay_columns(submit, runtime, estimate, procs, user, queue,
                                        partition, total_procs, core)
     n = c["submit"].shape[0]

@@ -16,6 +16,7 @@ from malleable cimport speedup
 
 from malleo._core.job_columns import plan_columns, user_codes
 from malleo._core.priority import queue_partition_term
+from malleo.limits import MAX_PREDICT_RUNS
 
 include "jobs.pxi"
 
@@ -26,6 +27,9 @@ class PlanState:
 
     Attributes:
         history: user -> (last runtime, the one before, completed runs), seconds.
+        recent: user -> the user's last completed runtimes, newest first, at most
+            MAX_PREDICT_RUNS (seconds); a user missing here falls back to ``history``'s
+            two (a state restored from that form).
         usage: user -> decayed usage (processor-seconds) at the last priority calculation.
         accrued: user -> processor-seconds of jobs completed since that calculation.
         total_usage: processor-seconds, all users' decayed usage at that calculation.
@@ -38,11 +42,12 @@ class PlanState:
     state it is given and returns an updated copy in ``Decisions.state``.
     """
 
-    __slots__ = ("history", "usage", "accrued", "total_usage", "users_at_calc", "seen",
+    __slots__ = ("history", "recent", "usage", "accrued", "total_usage", "users_at_calc", "seen",
                  "calc_time")
 
     def __init__(self):
         self.history = {}
+        self.recent = {}
         self.usage = {}
         self.accrued = {}
         self.total_usage = 0.0
@@ -54,6 +59,7 @@ class PlanState:
         """An independent copy."""
         other = PlanState()
         other.history = dict(self.history)
+        other.recent = dict(self.recent)
         other.usage = dict(self.usage)
         other.accrued = dict(self.accrued)
         other.total_usage = self.total_usage
@@ -73,9 +79,18 @@ class PlanState:
             raise ValueError(f"record_completion: end {end} before start {start}")
         last, _, count = self.history.get(user, (0, 0, 0))
         self.history[user] = (end - start, last, count + 1)
+        self.recent[user] = ((end - start,) + self.runs(user))[:MAX_PREDICT_RUNS]
         since = max(start, self.calc_time)
         self.accrued[user] = self.accrued.get(user, 0) + int(procs) * (end - since)
         self.seen.add(user)
+
+    def runs(self, user):
+        """The user's last completed runtimes, newest first (seconds)."""
+        user = int(user)
+        if user in self.recent:
+            return tuple(self.recent[user])
+        last, before, count = self.history.get(user, (0, 0, 0))
+        return (last, before)[:min(count, 2)]
 
     def fairshare(self, user):
         """The user's multifactor fair-share factor as of the last calculation:
@@ -189,6 +204,9 @@ def plan(now, cluster, running, pending, policy, state=None):
         ([0], [-1, 60])
     """
     core = policy.core
+    if core.is_learned:
+        raise ValueError("estimate 'learned' is for replays (simulate): plan does not keep "
+                         "the learned model between calls; use 'request' or 'predict'")
     t, total, busy, run_cols, n_run, pend_cols, n_pend = plan_columns(
         now, cluster, running, pending, core)
     state = PlanState() if state is None else state.copy()
@@ -245,9 +263,7 @@ def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
                                     pend_cols["reservation"]]),
         "usage": [float(state.usage.get(u, 0.0)) for u in users_list],
         "accrued": [int(state.accrued.get(u, 0)) for u in users_list],
-        "hist1": [state.history.get(u, (0, 0, 0))[0] for u in users_list],
-        "hist2": [state.history.get(u, (0, 0, 0))[1] for u in users_list],
-        "hist_n": [min(state.history.get(u, (0, 0, 0))[2], 2) for u in users_list]})
+        **_predict_columns(table, state, users_list, core)})
     if use_mall:
         table.set({name: np.concatenate([run_cols[name], pend_cols[name]])
                    for name in ("kind", "min_procs", "max_procs", "speedup_a", "speedup_b")})
@@ -259,6 +275,23 @@ def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
             parent[n_run + k] = pend_cols["parent"][k]
             expander[pend_cols["parent"][k]] = n_run + k
     return table, users_list
+
+
+def _predict_columns(table, state, users_list, core):
+    """Predict mode: each user's last K = predict_runs runtimes from ``state`` into the
+    table's ring (run number c in slot c % K, as the replay leaves it) and their sum."""
+    k = max(int(core.predict_runs), 1)
+    ring = np.zeros((max(len(users_list), 1), k), np.int64)
+    sums, counts = [], []
+    for code, u in enumerate(users_list):
+        count = int(state.history.get(u, (0, 0, 0))[2])
+        runs = state.runs(u)[:min(count, k)]
+        for i, runtime in enumerate(runs):       # newest first: run number count - 1 - i
+            ring[code, (count - 1 - i) % k] = runtime
+        sums.append(sum(runs))
+        counts.append(min(count, 2**31 - 1))
+    table.set_ring(ring)
+    return {"hist_sum": sums, "hist_n": counts}
 
 
 cdef int _plan_state(JobTable jt, simtime_t t, dict run_cols, intp_t n_run, intp_t n_pend,

@@ -9,7 +9,9 @@ from libc.stdlib cimport malloc, free as c_free, qsort
 from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t, uint8_t
 
-from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT)
+from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT,
+                     ESTIMATE_LEARNED)
+from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
 from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
@@ -42,6 +44,10 @@ cdef struct sched_t:
     simtime_t bf_window       # slurm: reservation horizon (seconds)
     simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
     bint is_bf_round_down     # slurm: exact expected ends, reservations held from the grid below
+    intp_t predict_runs       # predict: completed runs averaged (K, 1..MAX_PREDICT_RUNS)
+    bint is_cold_request      # predict: fewer than K completed runs -> the request
+    bint is_incremental       # overdue running jobs: Tsafrir's increments (else the request)
+    learn_t* learn            # learned estimates: the online model, NULL otherwise
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -63,9 +69,9 @@ cdef struct sched_t:
     intp_t n_seen             # users with an arrived job (multifactor shares 1 / n_seen)
     double* usage             # decayed usage (processor-seconds) at the last calculation
     simtime_t* accrued        # processor-seconds completed since the last calculation
-    simtime_t* hist1          # predict: last completed runtime (seconds)
-    simtime_t* hist2          # predict: the one before (seconds)
+    simtime_t* hist_sum       # predict: sum of the last min(hist_n, K) runtimes (seconds)
     int32_t* hist_n           # predict: completed runs recorded
+    simtime_t* hist_ring      # predict: per user K slots, run number c in slot c % K (seconds)
     uint8_t* is_seen          # 1 once the user had an arrived job
     # running set, sorted by (end, id)
     run_t* run                # capacity n_jobs
@@ -88,11 +94,26 @@ cdef struct sched_t:
 
 
 cdef inline simtime_t expected_end(simtime_t start, simtime_t est, simtime_t request,
-                                   simtime_t now) noexcept nogil:
-    """start + est; when that is <= now while running, start + request; then now + 1."""
+                                   simtime_t now, bint is_incremental=False) noexcept nogil:
+    """start + est; when that is <= now while running: (incremental) the first
+    start + est + increments[0] + ... + increments[k], k = 0..10, that is > now, as long
+    as that sum stays below the request; then start + request; then now + 1."""
+    # Tsafrir, Etsion and Feitelson 2007: 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h,
+    # 10 h, 20 h, 50 h, 100 h (seconds); docs/scheduling-semantics.md
+    cdef simtime_t[11] increments = [60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000,
+                                     180000, 360000]
     cdef simtime_t e = start + est
+    cdef simtime_t p = est
+    cdef int k
     if e > now:
         return e
+    if is_incremental:
+        for k in range(11):
+            p += increments[k]
+            if p >= request:
+                break
+            if start + p > now:
+                return start + p
     e = start + request
     if e > now:
         return e
@@ -157,7 +178,8 @@ cdef inline void run_rekey(sched_t* s) noexcept nogil:
     s.n_run -= k
     for i in range(k):
         j = s.run_tmp[i].id
-        run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now), j)
+        run_insert(s, expected_end(s.start[j], s.est[j], s.request[j], s.now,
+                                   s.is_incremental), j)
 
 
 cdef inline void start_job(sched_t* s, intp_t q) noexcept nogil:
@@ -166,31 +188,39 @@ cdef inline void start_job(sched_t* s, intp_t q) noexcept nogil:
     cdef intp_t j = s.wait[q]
     s.start[j] = s.now
     s.free -= s.procs[j]
-    run_insert(s, expected_end(s.now, s.est[j], s.request[j], s.now), j)
+    run_insert(s, expected_end(s.now, s.est[j], s.request[j], s.now, s.is_incremental), j)
+    if s.learn != NULL:
+        learn_on_start(s.learn, s.user[j], s.procs[j], s.now, 1)
     s.started[s.n_started] = j
     s.started_pos[s.n_started] = q
     s.n_started += 1
 
 
 cdef inline simtime_t predict_estimate(const sched_t* s, intp_t j) noexcept nogil:
-    """Tsafrir et al. 2007: the mean of the user's last two runtimes (floor), one run:
-    that runtime, none: the request; capped at the request."""
+    """Tsafrir et al. 2007: the mean (floor) of the user's last K = predict_runs completed
+    runtimes; with c < K runs: the mean of those c (none: the request), or the request
+    (is_cold_request); capped at the request."""
     cdef int32_t u = s.user[j]
     cdef simtime_t p
     cdef int32_t c = s.hist_n[u]
-    if c == 0:
+    if c == 0 or (c < s.predict_runs and s.is_cold_request):
         p = s.request[j]
-    elif c == 1:
-        p = s.hist1[u]
+    elif c < s.predict_runs:
+        p = s.hist_sum[u] // c
     else:
-        p = (s.hist1[u] + s.hist2[u]) // 2
+        p = s.hist_sum[u] // s.predict_runs
     return p if p < s.request[j] else s.request[j]
 
 
 cdef inline void record_runtime(sched_t* s, int32_t u, simtime_t runtime) noexcept nogil:
-    """Predict mode: push a completed runtime into the user's history."""
-    s.hist2[u] = s.hist1[u]
-    s.hist1[u] = runtime
+    """Predict mode: push a completed runtime into the user's last-K window (its slot in
+    the ring drops the run K completions back from the window's sum)."""
+    cdef intp_t k = s.predict_runs
+    cdef simtime_t* slot = &s.hist_ring[<intp_t> u * k + s.hist_n[u] % k]
+    if s.hist_n[u] >= k:
+        s.hist_sum[u] -= slot[0]
+    slot[0] = runtime
+    s.hist_sum[u] += runtime
     s.hist_n[u] += 1
 
 
@@ -202,6 +232,9 @@ cdef inline void release_job(sched_t* s, intp_t j, simtime_t runtime) noexcept n
     run_remove(s, j)
     if s.estimate == ESTIMATE_PREDICT:
         record_runtime(s, s.user[j], runtime)
+    elif s.learn != NULL:
+        learn_on_start(s.learn, s.user[j], s.procs[j], s.start[j], -1)
+        learn_observe(s.learn, j, s.user[j], s.procs[j], runtime, s.now)
     if s.order == ORDER_MULTIFACTOR:
         since = s.start[j]
         if s.mf.calc_time > since:
@@ -213,6 +246,8 @@ cdef inline intp_t admit_arrivals(sched_t* s, intp_t i, intp_t n) noexcept nogil
     """Queue the jobs i, i+1, ... (of n, in submit order) that submit at s.now, marking
     their users seen (fair share counts users seen so far); returns the next job index."""
     while i < n and s.submit[i] == s.now:
+        if s.learn != NULL:     # learned: predicted once, at submission, from finished jobs
+            s.est[i] = learn_predict(s.learn, i, s.user[i], s.procs[i], s.request[i], s.now)
         s.wait[s.n_wait] = i
         s.n_wait += 1
         if not s.is_seen[s.user[i]]:
@@ -404,6 +439,9 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.bf_window = core.bf_window
     s.bf_resolution = core.bf_resolution
     s.is_bf_round_down = core.is_bf_round_down
+    s.predict_runs = core.predict_runs
+    s.is_cold_request = core.is_cold_request
+    s.is_incremental = core.is_incremental
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
     s.mf.weight_fairshare = core.weight_fairshare

@@ -21,7 +21,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from malleo.limits import MAX_PROCS, MAX_TIME
+from malleo.limits import MAX_PREDICT_RUNS, MAX_PROCS, MAX_TIME
 
 __all__ = ["Knob", "KNOBS", "knob", "table_knobs", "markdown_table", "MAX_JOBS", "MAX_SEED"]
 
@@ -160,7 +160,9 @@ _S = "seconds"
 # enums of _core/_types.pxd and _core/malleable.pxd follow it, tests/test_core_codes.py).
 ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 BACKFILLS = ("none", "easy", "conservative", "slurm")
-ESTIMATES = ("request", "actual", "predict")
+ESTIMATES = ("request", "actual", "predict", "learned")
+PREDICT_COLD = ("fewer", "request")
+CORRECTIONS = ("request", "incremental")
 SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
 JOB_KINDS = ("rigid", "moldable", "malleable")
@@ -190,6 +192,17 @@ KNOBS: tuple[Knob, ...] = (
          "slurm backfill: how bf_resolution rounds (down: Slurm's own, exact ends, "
          "reservations held from the grid instant before)", choices=BF_ROUNDINGS,
          option="--bf-rounding"),
+    Knob("", "predict_runs", "int", 2,
+         "predict: how many of the user's last completed runs are averaged", "jobs", 1,
+         MAX_PREDICT_RUNS, option="--predict-runs", metavar="N"),
+    Knob("", "predict_cold", "choice", "fewer",
+         "predict: a user with fewer completed runs than predict_runs gets the mean of "
+         "those (the request when none), or the request", choices=PREDICT_COLD,
+         option="--predict-cold"),
+    Knob("", "correction", "choice", "request",
+         "a running job that outlives its estimate: expected end moved to its request, or "
+         "Tsafrir's increments (1 min, 5 min, 15 min, ... 100 h) capped at the request",
+         choices=CORRECTIONS, option="--correction"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),

@@ -22,4 +22,7 @@ MAX_TIME = 2**36
 MAX_PROCS = 2**24
 """The largest processor (or node) count the core accepts."""
 
-__all__ = ["MAX_TIME", "MAX_PROCS"]
+__all__ = ["MAX_TIME", "MAX_PROCS", "MAX_PREDICT_RUNS"]
+
+MAX_PREDICT_RUNS = 32
+"""The most completed runs ``predict_runs`` averages (``PlanState`` keeps that many per user)."""

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, CORRECTIONS, ESTIMATE_SCALINGS, ESTIMATES,  # noqa: E402
+                          EXPAND_MODES, PREDICT_COLD,
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
@@ -25,9 +26,15 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES,
 # BACKFILLS: none (strict order), EASY (one reservation), conservative (every job
 #   reserved), slurm (reservations for the first bf_max_job_test jobs within bf_window at
 #   bf_resolution).
-# ESTIMATES: the user's requested time, the real runtime (an oracle, for research), or the
-#   mean of the user's last two runtimes capped by the request (Tsafrir, Etsion and
-#   Feitelson 2007).
+# ESTIMATES: the user's requested time, the real runtime (an oracle, for research), the
+#   mean of the user's last predict_runs runtimes capped by the request (Tsafrir, Etsion
+#   and Feitelson 2007), or an online regression learned from finished jobs (Gaussier,
+#   Glesser, Reis and Trystram 2015; malleo/_core/learn.pxd).
+# PREDICT_COLD: before a user has predict_runs completed runs, predict averages the runs
+#   there are (fewer; the request when none) or uses the request.
+# CORRECTIONS: a running job that outlives its estimate has its expected end moved to its
+#   request (then to one second from now), or by Tsafrir's increments capped at the request
+#   (docs/scheduling-semantics.md).
 # JOB_KINDS: rigid, moldable, malleable (the core's kind codes 0, 1, 2).
 # SPEEDUP_MODELS: linear (S = p), Amdahl with serial fraction f (S = 1 / (f + (1 - f) / p)),
 #   Downey 1997 with average parallelism A and variance sigma.
@@ -211,6 +218,11 @@ class Policy:
             multiples of this many seconds.
         bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
             :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
+        predict_runs: ``predict``: completed runs of the user averaged (jobs).
+        predict_cold: ``predict``: one of :data:`PREDICT_COLD`, what a user with fewer
+            completed runs gets.
+        correction: one of :data:`CORRECTIONS`, the expected end of a running job that
+            outlived its estimate.
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: moldable/malleable jobs and their resizing (off by default).
     """
@@ -222,6 +234,9 @@ class Policy:
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
     bf_rounding: str = "up"         # one of BF_ROUNDINGS
+    predict_runs: int = 2           # jobs
+    predict_cold: str = "fewer"     # one of PREDICT_COLD
+    correction: str = "request"     # one of CORRECTIONS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -250,6 +265,10 @@ class Policy:
             name += f"(K={self.bf_max_job_test})"
         if self.estimate != "request":
             name += f"/{self.estimate}"
+        if self.estimate == "predict" and (self.predict_runs, self.predict_cold) != (2, "fewer"):
+            name += f"[runs={self.predict_runs},cold={self.predict_cold}]"
+        if self.correction != "request":
+            name += f"/{self.correction}"
         if self.malleability.enabled:
             name += f"[{self.malleability.describe()}]"
         return name

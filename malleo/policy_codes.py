@@ -47,6 +47,9 @@ class CorePolicy:
         reconfig_fixed, reconfig_per_proc: reconfiguration cost, seconds (per processor).
         min_interval, checkin_period: seconds.
         is_slurm_expand: expansions queue expander requests (slurm expand mode).
+        predict_runs: predict, completed runs averaged (jobs).
+        is_cold_request: predict, fewer completed runs than predict_runs: the request.
+        is_incremental: overdue running jobs follow Tsafrir's increments.
     """
 
     order: int
@@ -78,6 +81,9 @@ class CorePolicy:
     min_interval: int
     checkin_period: int
     is_slurm_expand: bool
+    predict_runs: int = 2
+    is_cold_request: bool = False
+    is_incremental: bool = False
 
     @property
     def core(self) -> "CorePolicy":
@@ -87,6 +93,11 @@ class CorePolicy:
     @property
     def is_multifactor(self) -> bool:
         return self.order == ORDER_CODES["multifactor"]
+
+    @property
+    def is_learned(self) -> bool:
+        """Planning estimates are learned online from finished jobs (estimate ``learned``)."""
+        return self.estimate == ESTIMATE_CODES["learned"]
 
     @property
     def is_actual(self) -> bool:
@@ -118,4 +129,6 @@ def compile_policy(policy: Policy) -> CorePolicy:
         is_pow2=bool(mal.power_of_two), is_moldable_start=bool(mal.moldable_start),
         reconfig_fixed=float(mal.reconfig_fixed), reconfig_per_proc=float(mal.reconfig_per_proc),
         min_interval=int(mal.min_interval), checkin_period=int(mal.checkin_period),
-        is_slurm_expand=mal.expand_mode == "slurm")
+        is_slurm_expand=mal.expand_mode == "slurm",
+        predict_runs=int(policy.predict_runs), is_cold_request=policy.predict_cold == "request",
+        is_incremental=policy.correction == "incremental")

@@ -10,7 +10,8 @@ code below them implements.
 Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sjf``,
 ``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``, ``multifactor`` (docs/policies.md,
 "Multifactor priority"); backfill ``none``, ``easy``, ``conservative``, ``slurm``;
-estimates ``request``, ``actual``, ``predict``.
+estimates ``request``, ``actual``, ``predict`` (with its variants ``predict_runs``,
+``predict_cold``) and ``learned``; corrections ``request``, ``incremental``.
 """
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ from typing import Sequence
 
 ORACLE_ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 ORACLE_BACKFILLS = ("none", "easy", "conservative", "slurm")
-ORACLE_ESTIMATES = ("request", "actual", "predict")
+ORACLE_ESTIMATES = ("request", "actual", "predict", "learned")
+ORACLE_CORRECTIONS = ("request", "incremental")
+
+# [semantics: Planning estimate] Tsafrir et al.'s increments, in minutes
+TSAFRIR_STEPS_MIN = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000)
 
 
 def oracle_simulate(
@@ -41,6 +46,9 @@ def oracle_simulate(
     queue: Sequence[int] | None = None,
     partition: Sequence[int] | None = None,
     multifactor=None,
+    predict_runs: int = 2,
+    predict_cold: str = "fewer",
+    correction: str = "request",
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -61,6 +69,8 @@ def oracle_simulate(
             (weights, ``max_age``, ``half_life``, ``calc_period`` in seconds,
             ``size_favor``, ``queue_factors``, ``partition_factors``); default: Slurm's
             defaults as documented (weights 1000 for age and fair share, 7 days, 300 s).
+        predict_runs, predict_cold: ``predict``: runs averaged, ``fewer`` or ``request``.
+        correction: ``request`` or ``incremental`` (an overdue running job's expected end).
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -79,6 +89,12 @@ def oracle_simulate(
         int(bf_max_job_test), int(bf_window), int(bf_resolution), str(bf_rounding),
     )
     n = len(submit)
+    if correction not in ORACLE_CORRECTIONS:
+        raise ValueError(f"oracle: unsupported correction {correction!r}")
+    sim.predict_runs, sim.predict_cold = int(predict_runs), str(predict_cold)
+    sim.correction = correction
+    if est_mode == "learned":
+        sim.learner = _Learner()
     sim.mf = _MultifactorState(multifactor, [0] * n if queue is None else list(queue),
                                [0] * n if partition is None else list(partition))
     sim.run()
@@ -118,6 +134,9 @@ class _Oracle:
         self.free = total_procs            # processors not held by a running job
         self.history: dict[int, list[int]] = {}   # user -> completed runtimes, oldest first
         self.held: dict[int, int] = {}     # conservative: job -> its current reservation
+        self.predict_runs, self.predict_cold, self.correction = 2, "fewer", "request"
+        self.learner = None                # learned: the online model (_Learner)
+        self.learned: dict[int, int] = {}  # learned: job -> its prediction at submission
 
     # [semantics: Event order]
     def run(self) -> None:
@@ -132,6 +151,12 @@ class _Oracle:
             self.complete_at(t)
             # 2. arrivals with submit == t join the queue
             while next_arrival < self.n and self.submit[next_arrival] == t:
+                if self.learner is not None:
+                    j = next_arrival
+                    self.learned[j] = self.learner.predict(
+                        j, self.user[j], self.procs[j], self.request[j], t,
+                        [(self.procs[k], self.start[k]) for k in sorted(self.running)
+                         if self.user[k] == self.user[j]])
                 self.waiting.append(next_arrival)
                 self.mf.seen.add(self.user[next_arrival])
                 next_arrival += 1
@@ -152,6 +177,8 @@ class _Oracle:
                 self.free += self.procs[j]
                 # predict mode: the runtime joins the user's history
                 self.history.setdefault(self.user[j], []).append(self.runtime[j])
+                if self.learner is not None:
+                    self.learner.observe(j, self.user[j], self.runtime[j], t)
                 # multifactor: processor-seconds since the last calculation accrue
                 self.mf.accrue(self.user[j], self.procs[j], self.start[j], t)
 
@@ -174,21 +201,31 @@ class _Oracle:
             return self.request[j]
         if self.est_mode == "actual":
             return self.runtime[j]
+        if self.est_mode == "learned":
+            return self.learned[j]
         past = self.history.get(self.user[j], [])
-        if len(past) >= 2:
-            guess = (past[-1] + past[-2]) // 2
-        elif len(past) == 1:
-            guess = past[-1]
-        else:
+        window = past[-self.predict_runs:]
+        if not window or (len(window) < self.predict_runs and self.predict_cold == "request"):
             guess = self.request[j]
+        else:
+            guess = sum(window) // len(window)
         return min(guess, self.request[j])
 
     def expected_end(self, j: int, t: int) -> int:
-        """s + est (est as at the start); if <= t while running, s + request; if that
-        too is <= t, t + 1.  [semantics: Planning estimate]"""
+        """s + est (est as at the start); if <= t while running: (incremental) s + est
+        plus 1 min, then plus 1 + 5 min, ... while below the request; then s + request;
+        if that too is <= t, t + 1.  [semantics: Planning estimate]"""
         s = self.start[j]
         if s + self.est_at_start[j] > t:
             return s + self.est_at_start[j]
+        if self.correction == "incremental":
+            grown = self.est_at_start[j]
+            for minutes in TSAFRIR_STEPS_MIN:
+                grown += 60 * minutes
+                if grown >= self.request[j]:
+                    break
+                if s + grown > t:
+                    return s + grown
         if s + self.request[j] > t:
             return s + self.request[j]
         return t + 1
@@ -488,3 +525,70 @@ class _Profile:
             # start inside it); the next candidate is the step boundary after it
             begin = -(-self.steps[blocked + 1][0] // step) * step
         return begin
+
+
+class _Learner:
+    """Learned predictions read off docs/policies.md ("Learned predictions"): a linear
+    model over 17 features of a job at its submission, trained at each completion by one
+    NAG step (Ross et al. 2013) on the asymmetric squared loss.  Plain lists and dicts."""
+
+    ETA = 1.0
+    UNDER = 10.0
+
+    def __init__(self):
+        self.w = [0.0] * 17
+        self.scale = [0.0] * 17
+        self.grad2 = [0.0] * 17
+        self.norm = 0.0
+        self.updates = 0.0
+        self.x: dict[int, list[float]] = {}        # job -> its features at submission
+        self.done: dict[int, list[int]] = {}       # user -> completed runtimes, oldest first
+        self.last_end: dict[int, int] = {}         # user -> time of the last completion
+
+    def predict(self, j, user, procs, request, t, running_mine):
+        past = self.done.get(user, [])
+        last3 = [min(past[-1 - k], request) if len(past) > k else request for k in range(3)]
+        day, week = (t % 86400) / 86400.0, (t % 604800) / 604800.0
+        x = [1.0, float(last3[0]), float(last3[1]), float(last3[2]), float(request),
+             (float(last3[0]) + float(last3[1])) / 2.0,
+             (float(last3[0]) + float(last3[1]) + float(last3[2])) / 3.0,
+             float(sum(past)) / len(past) if past else 0.0,
+             float(t - self.last_end[user]) if user in self.last_end else 0.0,
+             float(procs), float(sum(p for p, _ in running_mine)),
+             float(sum(t - s for _, s in running_mine)), float(len(running_mine)),
+             math.cos(2.0 * math.pi * day), math.sin(2.0 * math.pi * day),
+             math.cos(2.0 * math.pi * week), math.sin(2.0 * math.pi * week)]
+        self.x[j] = x
+        f = 0.0
+        for wk, xk in zip(self.w, x):
+            f += wk * xk
+        guess = max(1, int(abs(f)))
+        return min(guess, request)
+
+    def observe(self, j, user, runtime, t):
+        self.done.setdefault(user, []).append(runtime)
+        self.last_end[user] = t
+        x = self.x.pop(j)
+        for k in range(17):
+            a = abs(x[k])
+            if a > self.scale[k]:
+                if self.scale[k] > 0.0:
+                    self.w[k] = self.w[k] * self.scale[k] * self.scale[k] / (a * a)
+                self.scale[k] = a
+        f = 0.0
+        for k in range(17):
+            if self.scale[k] > 0.0:
+                self.norm += (x[k] / self.scale[k]) * (x[k] / self.scale[k])
+            f += self.w[k] * x[k]
+        self.updates += 1.0
+        y = float(runtime)
+        slope = 2.0 * self.UNDER * (f - y) if f < y else 2.0 * (f - y)
+        if self.norm <= 0.0:
+            return
+        step = self.ETA * math.sqrt(self.updates / self.norm)
+        for k in range(17):
+            g = slope * x[k]
+            if g == 0.0:
+                continue
+            self.grad2[k] += g * g
+            self.w[k] -= step * g / (self.scale[k] * math.sqrt(self.grad2[k]))

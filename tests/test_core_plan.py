@@ -108,6 +108,17 @@ POLICIES = [
                             ("ljf", "actual"), ("multifactor", "request"),
                             ("multifactor", "predict")]
     for backfill in ("none", "easy", "conservative", "slurm")
+] + [
+    # prediction variants (issue 18): runs averaged, cold start, Tsafrir's increments
+    Policy(order=order, backfill=backfill, estimate=estimate, predict_runs=runs,
+           predict_cold=cold, correction=correction, bf_max_job_test=3, bf_window=900,
+           bf_resolution=30)
+    for order, estimate, runs, cold, correction in [
+        ("fcfs", "predict", 3, "request", "incremental"),
+        ("sjf", "predict", 1, "fewer", "incremental"),
+        ("saf", "predict", 5, "fewer", "request"),
+        ("fcfs", "request", 2, "fewer", "incremental")]
+    for backfill in ("easy", "conservative", "slurm")
 ]
 
 

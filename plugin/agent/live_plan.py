@@ -192,6 +192,8 @@ class LivePlanner:
         inputs = plan_inputs(snapshot, unit=unit or self.unit,
                              partition=partition or self.partition,
                              estimate=policy.estimate, history=state.history,
+                             predict_runs=policy.predict_runs,
+                             predict_cold=policy.predict_cold, recent=state.recent,
                              previous_reservation=reservation, previous_priority=priority)
         if (unit or self.unit) == "nodes" and policy.malleability.moldable_start:
             inputs = _moldable(inputs, snapshot)

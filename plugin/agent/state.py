@@ -98,15 +98,18 @@ def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[str, str], ...]:
     return backend.queue_fingerprint()
 
 
-def predicted_estimate(history: dict, user: int, request: int) -> int:
-    """The ``predict`` estimate (seconds): mean of the user's last two completed runtimes
-    (integer division), one run: that runtime, none: ``request``; capped at ``request``
-    (docs/scheduling-semantics.md)."""
+def predicted_estimate(history: dict, user: int, request: int, runs: int = 2,
+                       cold: str = "fewer", recent: dict | None = None) -> int:
+    """The ``predict`` estimate (seconds): mean (integer division) of the user's last
+    ``runs`` completed runtimes; with fewer: their mean (``cold`` "fewer") or ``request``
+    (``cold`` "request"); none: ``request``; capped at ``request``
+    (docs/scheduling-semantics.md).  ``recent``: user -> runtimes newest first
+    (``PlanState.recent``); a user missing there uses ``history``'s last two."""
     last, before, count = history.get(user, (0, 0, 0))
-    if count <= 0:
+    window = tuple((recent or {}).get(user, (last, before)))[:min(count, runs)]
+    if count <= 0 or not window or (count < runs and cold == "request"):
         return request
-    guess = last if count == 1 else (last + before) // 2
-    return min(guess, request)
+    return min(sum(window) // len(window), request)
 
 
 @dataclass
@@ -174,6 +177,8 @@ def out_of_range(job: Job) -> str | None:
 
 def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | None = None,
                 estimate: str = "request", history: dict | None = None,
+                predict_runs: int = 2, predict_cold: str = "fewer",
+                recent: dict | None = None,
                 previous_reservation: dict[int, int] | None = None,
                 previous_priority: dict[int, float] | None = None) -> PlanInputs:
     """Convert a snapshot into ``plan``'s inputs.
@@ -186,6 +191,8 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
             is their time limit) or "predict" (the prediction from ``history``, capped by
             the limit).  "actual" cannot be used live (runtimes are unknown).
         history: user -> (last runtime, the one before, count), as in ``PlanState.history``.
+        predict_runs, predict_cold: the policy's predict variant (docs/policies.md).
+        recent: user -> last runtimes newest first, as in ``PlanState.recent``.
         previous_reservation: job id -> planned start from the previous pass (conservative
             backfill keeps it); missing ids get -1.
         previous_priority: job id -> multifactor priority from the previous pass; missing
@@ -202,6 +209,9 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
     if estimate == "actual":
         raise ValueError("estimate 'actual' needs the jobs' real runtimes, which a live "
                          "cluster does not know; use 'request' or 'predict'")
+    if estimate == "learned":
+        raise ValueError("estimate 'learned' is for replays (the agent does not keep the "
+                         "learned model); use 'request' or 'predict'")
     part = partition or snapshot.default_partition
     if snapshot.partitions and part not in snapshot.partitions:
         raise ValueError(f"partition {part!r}: Slurm lists only "
@@ -252,7 +262,8 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
             size = job.num_cpus * len(on_usable) // max(len(job.node_list), 1) or 1
         request = _limit(job, max_time)
         user = user_key(job)
-        est = predicted_estimate(history, user, request) if estimate == "predict" else request
+        est = (predicted_estimate(history, user, request, predict_runs, predict_cold, recent)
+               if estimate == "predict" else request)
         r_ids.append(job.job_id)
         r_procs.append(size)
         r_start.append(min(int(job.start_time or now), now))
