@@ -42,6 +42,7 @@ cdef struct sched_t:
     simtime_t bf_window       # slurm: reservation horizon (seconds)
     simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
     bint is_bf_round_down     # slurm: exact expected ends, reservations held from the grid below
+    int bf_order              # BFORDER_* code: order of the backfill candidates behind the head
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -78,7 +79,7 @@ cdef struct sched_t:
     qent_t* qtmp              # scratch for sorting the queue
     qent_t* qtmp2             # merge buffer for that sort
     intp_t* runs              # run boundaries for that sort (n_jobs + 1)
-    rent_t* rtmp              # scratch for the conservative re-plan order
+    rent_t* rtmp              # scratch for the conservative re-plan and SJBF candidate orders
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
     intp_t* started_pos       # their queue positions in that pass
@@ -404,6 +405,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.bf_window = core.bf_window
     s.bf_resolution = core.bf_resolution
     s.is_bf_round_down = core.is_bf_round_down
+    s.bf_order = core.backfill_order
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
     s.mf.weight_fairshare = core.weight_fairshare

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
@@ -44,6 +44,9 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES,
 #   ends up to the grid and starts reservations on the grid at or after the earliest fit;
 #   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
 #   earliest fit and holds the processors from the grid instant at or before it.
+# BACKFILL_ORDERS: the order in which backfill tries the waiting jobs behind the head
+#   (easy, slurm) or plans the jobs without a reservation (conservative): queue order, or
+#   shortest estimate first with ties in queue order (SJBF; Tsafrir et al. 2007 for EASY++).
 
 
 def _check_knobs(obj: Any, table: str) -> None:
@@ -211,6 +214,10 @@ class Policy:
             multiples of this many seconds.
         bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
             :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
+        backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
+            the head in queue order, ``sjf`` shortest planning estimate first (ties in
+            queue order); the head and its reservation keep their place
+            (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: moldable/malleable jobs and their resizing (off by default).
     """
@@ -222,6 +229,7 @@ class Policy:
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
     bf_rounding: str = "up"         # one of BF_ROUNDINGS
+    backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -248,6 +256,8 @@ class Policy:
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
+        if self.backfill_order != "queue":
+            name += f"+{self.backfill_order}bf"
         if self.estimate != "request":
             name += f"/{self.estimate}"
         if self.malleability.enabled:
