@@ -30,3 +30,8 @@ cdef enum:
     ESTIMATE_ACTUAL = 1
     ESTIMATE_PREDICT = 2
     ESTIMATE_LEARNED = 3
+
+# Backfill-candidate orders, in the order of malleo.knobs.BACKFILL_ORDERS (checked likewise).
+cdef enum:
+    BFORDER_QUEUE = 0
+    BFORDER_SJF = 1

@@ -7,7 +7,7 @@ from libc.stdint cimport INT64_MAX
 from libc.string cimport memmove
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
-                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
+                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -31,13 +31,16 @@ cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
 cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
     """EASY (Mu'alem and Feitelson 2001): reserve the head at the shadow time, then start
     later jobs that fit now and either end by the shadow time or fit in the extra
-    processors."""
+    processors.  The later jobs are tried in queue order, or with ``bf_order`` SJF
+    (SJBF) shortest estimate first, ties in queue order."""
     cdef intp_t head = s.wait[head_pos]
     cdef procs_t need = s.procs[head]
     cdef procs_t avail = s.free
     cdef procs_t extra
     cdef intp_t k = 0
-    cdef intp_t q, j
+    cdef intp_t q, j, i
+    cdef intp_t m = s.n_wait - head_pos - 1
+    cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef simtime_t shadow
     while k < s.n_run:
         avail += s.procs[s.run[k].id]
@@ -51,9 +54,14 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
         k += 1
     extra = avail - need
     give_reservation(s, head, shadow)
-    for q in range(head_pos + 1, s.n_wait):
+    # candidates: queue positions head_pos + 1.. in queue order, or (SJBF) those that fit
+    # the free processors now, by (estimate, queue position) in s.rtmp
+    if is_sjf:
+        m = sjf_candidates(s, head_pos + 1, s.free) if s.free > 0 else 0
+    for i in range(m):
         if s.free == 0:
             break
+        q = s.rtmp[i].pos if is_sjf else head_pos + 1 + i
         j = s.wait[q]
         if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
             if s.now + s.est[j] > shadow:
@@ -224,11 +232,29 @@ cdef inline int _rent_cmp(const void* a, const void* b) noexcept nogil:
     return 0
 
 
+cdef inline intp_t sjf_candidates(sched_t* s, intp_t lo, procs_t max_procs) noexcept nogil:
+    """SJBF (issue 18): the queue positions lo..n_wait-1 of the jobs of at most
+    ``max_procs`` processors, into s.rtmp sorted by (planning estimate, queue position);
+    returns how many.  One filtering scan plus an O(m log m) sort of the m kept: jobs
+    wider than the free processors cannot start in the pass and need no place."""
+    cdef intp_t q, j
+    cdef intp_t m = 0
+    for q in range(lo, s.n_wait):
+        j = s.wait[q]
+        if s.procs[j] <= max_procs:
+            s.rtmp[m].resv = s.est[j]
+            s.rtmp[m].pos = q
+            m += 1
+    qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
+    return m
+
+
 cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Re-plan every waiting job in the profile: holders of a reservation first (by that
-    reservation, ties by queue order), then the others in queue order; each gets the
-    earliest start at which it fits for its estimate; those planned now start."""
-    cdef intp_t i, q, j, m
+    reservation, ties by queue order), then the others in queue order (``bf_order`` SJF:
+    by estimate, ties in queue order); each gets the earliest start at which it fits for
+    its estimate; those planned now start."""
+    cdef intp_t i, q, j, m, h
     cdef simtime_t when, hold, lb
     build_profile(s, 1)
     m = 0
@@ -238,6 +264,14 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         s.rtmp[m].pos = q
         m += 1
     qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
+    if s.bf_order == BFORDER_SJF:
+        # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
+        h = m
+        while h > 0 and s.rtmp[h - 1].resv == INT64_MAX:
+            h -= 1
+        for i in range(h, m):
+            s.rtmp[i].resv = s.est[s.wait[s.rtmp[i].pos]]
+        qsort(s.rtmp + h, m - h, sizeof(rent_t), _rent_cmp)
     for i in range(m):
         q = s.rtmp[i].pos
         j = s.wait[q]
@@ -261,7 +295,9 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     earliest fit ``when`` and holds its processors until the grid instant at or before
     ``when`` plus max(hold, bf_resolution); from that grid instant on it already holds the
     processors it takes that were free before ``when`` (those released at ``when`` are busy
-    until then anyway)."""
+    until then anyway).  With ``bf_order`` SJF (SJBF) the head is tried first and the jobs
+    behind it shortest estimate first (ties in queue order): the budget of reservations
+    then goes to the head and the shortest jobs that cannot start now."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
@@ -269,10 +305,16 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef simtime_t when, hold, lb, held_from, held_to
     cdef procs_t early
     cdef bint down = s.is_bf_round_down
+    cdef bint is_sjf = s.bf_order == BFORDER_SJF
+    cdef intp_t i
     build_profile(s, 1 if down else res)
-    for q in range(head_pos, s.n_wait):
+    if is_sjf and head_pos + 1 < s.n_wait:
+        sjf_candidates(s, head_pos + 1, s.total)
+    for i in range(s.n_wait - head_pos):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
+        # the head first; behind it queue order, or (SJBF) s.rtmp's (estimate, position)
+        q = s.rtmp[i - 1].pos if is_sjf and i > 0 else head_pos + i
         j = s.wait[q]
         hold = hold_time(s.est[j])
         # free at now is exact in the lazy profile: most of a long queue stops here

@@ -48,6 +48,7 @@ cdef struct sched_t:
     bint is_cold_request      # predict: fewer than K completed runs -> the request
     bint is_incremental       # overdue running jobs: Tsafrir's increments (else the request)
     learn_t* learn            # learned estimates: the online model, NULL otherwise
+    int bf_order              # BFORDER_* code: order of the backfill candidates behind the head
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -84,7 +85,7 @@ cdef struct sched_t:
     qent_t* qtmp              # scratch for sorting the queue
     qent_t* qtmp2             # merge buffer for that sort
     intp_t* runs              # run boundaries for that sort (n_jobs + 1)
-    rent_t* rtmp              # scratch for the conservative re-plan order
+    rent_t* rtmp              # scratch for the conservative re-plan and SJBF candidate orders
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
     intp_t* started_pos       # their queue positions in that pass
@@ -96,24 +97,23 @@ cdef struct sched_t:
 cdef inline simtime_t expected_end(simtime_t start, simtime_t est, simtime_t request,
                                    simtime_t now, bint is_incremental=False) noexcept nogil:
     """start + est; when that is <= now while running: (incremental) the first
-    start + est + increments[0] + ... + increments[k], k = 0..10, that is > now, as long
-    as that sum stays below the request; then start + request; then now + 1."""
+    start + est + increments[k], k = 0..10, that is > now, as long as est + increments[k]
+    stays below the request; then start + request; then now + 1."""
     # Tsafrir, Etsion and Feitelson 2007: 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h,
-    # 10 h, 20 h, 50 h, 100 h (seconds); docs/scheduling-semantics.md
+    # 10 h, 20 h, 50 h, 100 h (seconds), each added to the prediction in place of the one
+    # before (the SC 2015 authors' simulator); docs/scheduling-semantics.md
     cdef simtime_t[11] increments = [60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000,
                                      180000, 360000]
     cdef simtime_t e = start + est
-    cdef simtime_t p = est
     cdef int k
     if e > now:
         return e
     if is_incremental:
         for k in range(11):
-            p += increments[k]
-            if p >= request:
+            if est + increments[k] >= request:
                 break
-            if start + p > now:
-                return start + p
+            if start + est + increments[k] > now:
+                return start + est + increments[k]
     e = start + request
     if e > now:
         return e
@@ -442,6 +442,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.predict_runs = core.predict_runs
     s.is_cold_request = core.is_cold_request
     s.is_incremental = core.is_incremental
+    s.bf_order = core.backfill_order
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
     s.mf.weight_fairshare = core.weight_fairshare

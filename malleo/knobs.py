@@ -165,6 +165,7 @@ PREDICT_COLD = ("fewer", "request")
 CORRECTIONS = ("request", "incremental")
 SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
+BACKFILL_ORDERS = ("queue", "sjf")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
 RECONFIG_POLICIES = ("none", "dmr", "head-unblock")
@@ -203,6 +204,10 @@ KNOBS: tuple[Knob, ...] = (
          "a running job that outlives its estimate: expected end moved to its request, or "
          "Tsafrir's increments (1 min, 5 min, 15 min, ... 100 h) capped at the request",
          choices=CORRECTIONS, option="--correction"),
+    Knob("", "backfill_order", "choice", "queue",
+         "order in which backfill tries the jobs behind the head (sjf: shortest estimate "
+         "first, SJBF; the head keeps its place)", choices=BACKFILL_ORDERS,
+         option="--backfill-order"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, CORRECTIONS, ESTIMATE_SCALINGS, ESTIMATES,  # noqa: E402
-                          EXPAND_MODES, PREDICT_COLD,
+from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, CORRECTIONS,  # noqa: E402
+                          ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES, PREDICT_COLD,
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
@@ -51,6 +51,9 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, CORRECTIONS, ESTIMATE_SCALING
 #   ends up to the grid and starts reservations on the grid at or after the earliest fit;
 #   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
 #   earliest fit and holds the processors from the grid instant at or before it.
+# BACKFILL_ORDERS: the order in which backfill tries the waiting jobs behind the head
+#   (easy, slurm) or plans the jobs without a reservation (conservative): queue order, or
+#   shortest estimate first with ties in queue order (SJBF; Tsafrir et al. 2007 for EASY++).
 
 
 def _check_knobs(obj: Any, table: str) -> None:
@@ -223,6 +226,10 @@ class Policy:
             completed runs gets.
         correction: one of :data:`CORRECTIONS`, the expected end of a running job that
             outlived its estimate.
+        backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
+            the head in queue order, ``sjf`` shortest planning estimate first (ties in
+            queue order); the head and its reservation keep their place
+            (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: moldable/malleable jobs and their resizing (off by default).
     """
@@ -237,6 +244,7 @@ class Policy:
     predict_runs: int = 2           # jobs
     predict_cold: str = "fewer"     # one of PREDICT_COLD
     correction: str = "request"     # one of CORRECTIONS
+    backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -259,10 +267,17 @@ class Policy:
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """A short human name, e.g. ``fcfs+easy`` or ``sjf+slurm(K=500)``."""
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or a preset's
+        (``easy++``)."""
+        for short, knobs in PRESETS.items():
+            if (all(getattr(self, k) == v for k, v in knobs.items())
+                    and not self.malleability.enabled):
+                return short
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
+        if self.backfill_order != "queue":
+            name += f"+{self.backfill_order}bf"
         if self.estimate != "request":
             name += f"/{self.estimate}"
         if self.estimate == "predict" and (self.predict_runs, self.predict_cold) != (2, "fewer"):
@@ -272,6 +287,29 @@ class Policy:
         if self.malleability.enabled:
             name += f"[{self.malleability.describe()}]"
         return name
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Tsafrir, Etsion and Feitelson 2007: EASY with system-generated predictions (the mean
+    # of the user's last two runs), Tsafrir's incremental correction, and the backfill
+    # candidates tried shortest (predicted) job first (SJBF); the queue stays FCFS.
+    "easy++": {"order": "fcfs", "backfill": "easy", "backfill_order": "sjf",
+               "estimate": "predict", "predict_runs": 2, "predict_cold": "fewer",
+               "correction": "incremental"},
+}
+"""Named policy shortcuts: name -> the top-level knobs they set (the others keep theirs)."""
+
+
+def preset(name: str, base: "Policy | None" = None) -> "Policy":
+    """The policy of a named shortcut (:data:`PRESETS`, e.g. ``easy++``) applied to ``base``
+    (default ``Policy()``).
+
+    Raises:
+        PolicyError: an unknown name.
+    """
+    if name not in PRESETS:
+        raise PolicyError(f"preset: must be one of {', '.join(PRESETS)}, got {name!r}")
+    return (base or Policy()).replace(**PRESETS[name])
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -11,7 +11,8 @@ Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sj
 ``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``, ``multifactor`` (docs/policies.md,
 "Multifactor priority"); backfill ``none``, ``easy``, ``conservative``, ``slurm``;
 estimates ``request``, ``actual``, ``predict`` (with its variants ``predict_runs``,
-``predict_cold``) and ``learned``; corrections ``request``, ``incremental``.
+``predict_cold``) and ``learned``; corrections ``request``, ``incremental``;
+backfill-candidate orders ``queue`` and ``sjf`` (SJBF).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ ORACLE_CORRECTIONS = ("request", "incremental")
 
 # [semantics: Planning estimate] Tsafrir et al.'s increments, in minutes
 TSAFRIR_STEPS_MIN = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000)
+ORACLE_BACKFILL_ORDERS = ("queue", "sjf")
 
 
 def oracle_simulate(
@@ -49,6 +51,7 @@ def oracle_simulate(
     predict_runs: int = 2,
     predict_cold: str = "fewer",
     correction: str = "request",
+    backfill_order: str = "queue",
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -71,6 +74,8 @@ def oracle_simulate(
             defaults as documented (weights 1000 for age and fair share, 7 days, 300 s).
         predict_runs, predict_cold: ``predict``: runs averaged, ``fewer`` or ``request``.
         correction: ``request`` or ``incremental`` (an overdue running job's expected end).
+        backfill_order: ``queue`` or ``sjf``: the order in which the jobs behind the head
+            (conservative: the jobs without a reservation) are tried.
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -82,6 +87,8 @@ def oracle_simulate(
         raise ValueError(f"oracle: unsupported backfill {backfill!r}")
     if est_mode not in ORACLE_ESTIMATES:
         raise ValueError(f"oracle: unsupported estimate {est_mode!r}")
+    if backfill_order not in ORACLE_BACKFILL_ORDERS:
+        raise ValueError(f"oracle: unsupported backfill order {backfill_order!r}")
     sim = _Oracle(
         [int(x) for x in submit], [int(x) for x in runtime], [int(x) for x in estimate],
         [int(x) for x in procs], int(total_procs), order, backfill, est_mode,
@@ -95,6 +102,7 @@ def oracle_simulate(
     sim.correction = correction
     if est_mode == "learned":
         sim.learner = _Learner()
+    sim.backfill_order = backfill_order
     sim.mf = _MultifactorState(multifactor, [0] * n if queue is None else list(queue),
                                [0] * n if partition is None else list(partition))
     sim.run()
@@ -123,6 +131,7 @@ class _Oracle:
         self.bf_max_job_test, self.bf_window = bf_max_job_test, bf_window
         self.bf_resolution = bf_resolution
         self.bf_rounding = bf_rounding
+        self.backfill_order = "queue"      # or "sjf"; set by oracle_simulate
 
         self.start = [-1] * n
         self.end = [-1] * n
@@ -213,15 +222,14 @@ class _Oracle:
 
     def expected_end(self, j: int, t: int) -> int:
         """s + est (est as at the start); if <= t while running: (incremental) s + est
-        plus 1 min, then plus 1 + 5 min, ... while below the request; then s + request;
-        if that too is <= t, t + 1.  [semantics: Planning estimate]"""
+        plus 1 min, then s + est plus 5 min, ... while below the request; then
+        s + request; if that too is <= t, t + 1.  [semantics: Planning estimate]"""
         s = self.start[j]
         if s + self.est_at_start[j] > t:
             return s + self.est_at_start[j]
         if self.correction == "incremental":
-            grown = self.est_at_start[j]
-            for minutes in TSAFRIR_STEPS_MIN:
-                grown += 60 * minutes
+            for minutes in TSAFRIR_STEPS_MIN:     # each in place of the one before
+                grown = self.est_at_start[j] + 60 * minutes
                 if grown >= self.request[j]:
                     break
                 if s + grown > t:
@@ -287,6 +295,14 @@ class _Oracle:
         self.mark_backfilled(queue)
         return started
 
+    # [semantics: Backfill, backfill-candidate order]
+    def candidates(self, jobs: list[int]) -> list[int]:
+        """``jobs`` (in queue order) in the order backfill tries them: as they are, or
+        (``sjf``) by planning estimate now, ties in queue order (a stable sort)."""
+        if self.backfill_order == "sjf":
+            return sorted(jobs, key=self.est)
+        return list(jobs)
+
     def mark_backfilled(self, queue: list[int]) -> None:
         """[semantics: What the replay records] backfilled: a job ahead of it in this
         pass's queue was left waiting."""
@@ -318,7 +334,7 @@ class _Oracle:
         extra = free_at_shadow - self.procs[head]
         if self.reservation[head] == -1:
             self.reservation[head] = shadow
-        for j in behind[1:]:
+        for j in self.candidates(behind[1:]):
             if self.procs[j] > self.free_now():
                 continue
             ends_by_shadow = t + self.est(j) <= shadow
@@ -347,7 +363,7 @@ class _Oracle:
         # queue order), then the others in queue order
         holders = sorted((j for j in behind if j in self.held),
                          key=lambda j: (self.held[j], position[j]))
-        others = [j for j in behind if j not in self.held]
+        others = self.candidates([j for j in behind if j not in self.held])
         for j in holders + others:
             hold = max(self.est(j), 1)    # [semantics: Backfill] planned jobs hold >= 1 s
             s = profile.earliest_fit(t, self.procs[j], hold)
@@ -368,7 +384,8 @@ class _Oracle:
         down = self.bf_rounding == "down"
         profile = self.running_profile(t, 1 if down else res)
         reserved = 0
-        for j in behind:
+        # the head first, then the jobs behind it in the candidate order
+        for j in behind[:1] + self.candidates(behind[1:]):
             hold = max(self.est(j), 1)            # [semantics: Backfill] planned jobs hold >= 1 s
             n = self.procs[j]
             if profile.fits(t, n, hold):          # fits now for its whole estimate

@@ -78,15 +78,10 @@ def test_variants_never_oversubscribe_and_rerun_identically(workload, knobs, bac
 
 
 def test_incremental_steps_one_by_one():
-    # est 100 s, request 40 h: 100 + 60, + 300, + 900 ... while below the request
+    # est 100 s, request 40 h: 100 + 60, then 100 + 300, 100 + 900 ... below the request
     request = 40 * 3600
-    grown, ends = 100, []
-    for minutes in TSAFRIR_STEPS_MIN:
-        grown += 60 * minutes
-        if grown >= request:
-            break
-        ends.append(grown)
-    assert ends[:4] == [160, 460, 1360, 3160]
+    ends = [100 + 60 * m for m in TSAFRIR_STEPS_MIN if 100 + 60 * m < request]
+    assert ends[:4] == [160, 400, 1000, 1900] and ends[-1] == 100 + 72000
     for before, after in zip([100] + ends, ends):
         assert expected_end(0, 100, request, before, True) == after
         assert expected_end(0, 100, request, before, False) == request
@@ -95,6 +90,8 @@ def test_incremental_steps_one_by_one():
     assert expected_end(0, 100, request, request + 5, True) == request + 6
     # a step that would reach the request stops at it
     assert expected_end(0, 100, 200, 100, True) == 200
+    # started at 1000: the same steps from the start
+    assert expected_end(1000, 100, request, 1170, True) == 1400
 
 
 def test_predict_runs_and_cold_start_in_a_replay():

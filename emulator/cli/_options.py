@@ -14,7 +14,7 @@ import click
 from malleo.errors import MalleoError, PolicyError
 from malleo.limits import MAX_PROCS
 from malleo.knobs import Knob, knob, option_dest, table_knobs
-from malleo.policy import Policy
+from malleo.policy import PRESETS, Policy, preset
 
 POLICY_KEYS = tuple(name for name, k in table_knobs("").items() if k.option)
 """Policy attributes settable by an option of the same name (``--bf-window`` etc.)."""
@@ -77,6 +77,10 @@ def policy_options(func: Callable) -> Callable:
                      envvar="MALLEO_POLICY", show_envvar=True,
                      help="Policy file (TOML, see docs/policy-file.md); the options below "
                           "override its keys."),
+        click.option("--preset", "preset", type=click.Choice(sorted(PRESETS)), default=None,
+                     help="A named policy shortcut applied over --config (easy++: EASY, "
+                          "SJF backfill-candidate order, predictions, Tsafrir's "
+                          "increments); the options below override it."),
         *(knob_option(k) for k in table_knobs("").values() if k.option),
     ]
     for option in reversed(options):
@@ -93,6 +97,8 @@ def policy_from_options(config: str | None, **overrides: Any) -> Policy:
     from malleo.policy_file import load_policy
 
     policy = load_policy(config) if config else Policy()
+    if overrides.get("preset"):
+        policy = preset(overrides["preset"], policy)
     changes = {k: v for k, v in overrides.items() if k in POLICY_KEYS and v is not None}
     return policy.replace(**changes) if changes else policy
 
@@ -154,17 +160,21 @@ _SPEC = re.compile(r"(?P<order>[a-z0-9]+)\+(?P<backfill>[a-z]+)(?:\(k=(?P<k>\d+)
 
 
 def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
-    """``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` (what :meth:`Policy.describe` prints) -> Policy.
+    """``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` or a preset name (``easy++``; what
+    :meth:`Policy.describe` prints for them) -> Policy.
 
-    Examples: ``fcfs+easy``, ``sjf+conservative``, ``fcfs+slurm(K=50)``, ``wfp3+easy/predict``.
+    Examples: ``fcfs+easy``, ``sjf+conservative``, ``fcfs+slurm(K=50)``, ``wfp3+easy/predict``,
+    ``easy++``.
 
     Raises:
         PolicyError / MalleoError: not of that form or an unknown name.
     """
+    if spec.strip().lower() in PRESETS:
+        return preset(spec.strip().lower(), base)
     match = _SPEC.fullmatch(spec.strip().lower())
     if not match:
-        raise MalleoError(f"expected ORDER+BACKFILL[(K=N)][/ESTIMATE], e.g. fcfs+easy, "
-                          f"got {spec!r}")
+        raise MalleoError(f"expected ORDER+BACKFILL[(K=N)][/ESTIMATE] or "
+                          f"{' | '.join(PRESETS)}, e.g. fcfs+easy, got {spec!r}")
     changes: dict[str, Any] = {"order": match["order"], "backfill": match["backfill"]}
     if match["k"]:
         if match["backfill"] != "slurm":

@@ -28,7 +28,7 @@ def _check_specs(_ctx, param, values):
 @click.option("--policy", "specs", multiple=True, callback=_check_specs,
               metavar="ORDER+BACKFILL[(K=N)][/ESTIMATE]",
               help="A policy to compare, e.g. fcfs+easy, sjf+conservative, "
-                   "fcfs+slurm(K=50), wfp3+easy/predict. Repeatable.")
+                   "fcfs+slurm(K=50), wfp3+easy/predict, or a preset: easy++. Repeatable.")
 @click.option("--config", "configs", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="A policy file to compare (TOML). Repeatable.")
 @malleability_options
