@@ -52,8 +52,9 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 n
     return 0
 
 
-LEARN_ETA = 1.0
-"""Learned estimates: the NAG learning rate (learn.pxd)."""
+LEARN_ETA = 100.0
+"""Learned estimates: the NAG learning rate, in seconds (NAG makes the step invariant to the
+features' scales, not to the target's: the rate carries the runtimes' scale; learn.pxd)."""
 
 LEARN_UNDER = 10.0
 """Learned estimates: how much more an under-prediction costs than an over-prediction of

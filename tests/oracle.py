@@ -549,7 +549,7 @@ class _Learner:
     model over 17 features of a job at its submission, trained at each completion by one
     NAG step (Ross et al. 2013) on the asymmetric squared loss.  Plain lists and dicts."""
 
-    ETA = 1.0
+    ETA = 100.0
     UNDER = 10.0
 
     def __init__(self):

@@ -47,7 +47,8 @@ def test_dotted_keys_are_read_like_tables():
 def test_policy_to_dict_names_every_key():
     data = policy_to_dict(Policy())
     assert set(data) == {"order", "backfill", "estimate", "bf_max_job_test", "bf_window",
-                         "bf_resolution", "bf_rounding", "backfill_order", "multifactor"}
+                         "bf_resolution", "bf_rounding", "backfill_order", "predict_runs",
+                         "predict_cold", "correction", "multifactor"}
     assert data["multifactor"]["queue_factors"] == {}
 
 
@@ -71,7 +72,7 @@ GOOD_HEAD = 'order = "sjf"\n# a comment\nbackfill = "easy"\n'
     ('[malleability]\nspeedup = "downey:inf,1"\n', 5, "malleability.speedup: 'inf' must be finite"),
     ('[malleability]\ncheckin_period = 68719476737\n', 5, "malleability.checkin_period: must be in 1..68719476736"),
     ('[multifactor]\nweight_age = nan\n', 5, "multifactor.weight_age: must be a finite"),
-    ('estimate = "guess"\n', 4, "estimate: must be one of request, actual, predict, got 'guess'"),
+    ('estimate = "guess"\n', 4, "estimate: must be one of request, actual, predict, learned, got 'guess'"),
     ('\n[multifactor]\nweight_age = 1\nweight_size = -2\n', 7,
      "multifactor.weight_size: must be in [0, 1e+15], got -2"),
     ('[multifactor]\nsize_favor = "medium"\n', 5, "multifactor.size_favor: must be one of"),

@@ -8,6 +8,8 @@ increments one by one, and the knobs' refusals.  Learned predictions
 learner, and the guarantee that a prediction made at t never depends on a job that had
 not ended by t.
 """
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -89,7 +91,8 @@ def test_incremental_steps_one_by_one():
     assert expected_end(0, 100, request, ends[-1], True) == request
     assert expected_end(0, 100, request, request + 5, True) == request + 6
     # a step that would reach the request stops at it
-    assert expected_end(0, 100, 200, 100, True) == 200
+    assert expected_end(0, 100, 200, 100, True) == 160
+    assert expected_end(0, 100, 200, 160, True) == 200
     # started at 1000: the same steps from the start
     assert expected_end(1000, 100, request, 1170, True) == 1400
 
@@ -184,3 +187,27 @@ def test_learned_predictions_use_the_runtimes_of_ended_jobs():
     r = _learned(submit, runtime, request, np.ones(n, np.int32), np.zeros(n, np.int32), 4)
     assert r["est"][0] == 10000 or r["est"][0] >= 1
     assert np.median(np.abs(r["est"][-100:] - 500)) < 250
+
+
+def test_easy_plus_plus_preset_everywhere(malleo_cli):
+    from malleo.emulator.cli._options import parse_policy_spec
+    from malleo.policy import preset
+
+    p = preset("easy++")
+    assert (p.order, p.backfill, p.backfill_order, p.estimate, p.correction) == (
+        "fcfs", "easy", "sjf", "predict", "incremental")
+    assert p.describe() == "easy++" and parse_policy_spec("easy++") == p
+    assert p.replace(correction="request").describe() != "easy++"
+    with pytest.raises(PolicyError, match="preset"):
+        preset("easy+++")
+    if not trace_paths():
+        pytest.skip("no real traces: set MALLEO_TRACES")
+    trace = trace_paths()[0]
+    a = malleo_cli("replay", trace, "--jobs", "0:300", "--preset", "easy++", "--json", "--quiet")
+    b = malleo_cli("replay", trace, "--jobs", "0:300", "--backfill-order", "sjf",
+                   "--estimate", "predict", "--correction", "incremental", "--json", "--quiet")
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    ja, jb = json.loads(a.output), json.loads(b.output)
+    assert ja["bsld_mean"] == jb["bsld_mean"] and ja["wait_mean"] == jb["wait_mean"]
+    bad = malleo_cli("replay", trace, "--preset", "easy+")
+    assert bad.exit_code == 2 and "--preset" in bad.output
