@@ -32,6 +32,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
     if events remain, 0 when the replay is over."""
     cdef intp_t n = s.n_jobs
     cdef intp_t i = cursor[0]
+    cdef intp_t ended = cursor[1]
     cdef intp_t k, j
     cdef simtime_t t
     cdef bint is_first, is_zero
@@ -39,6 +40,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
     while i < n or h.n > 0:
         if budget == 0:
             cursor[0] = i
+            cursor[1] = ended
             return 1
         budget -= 1
         t = next_event_time(h, s.submit, i, n)
@@ -48,7 +50,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
             while h.n > 0 and h.a[0].time == t:
                 ev = heap_pop(h)
                 release_job(s, ev.id, runtime[ev.id])
-                cursor[1] += 1
+                ended += 1
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
@@ -62,6 +64,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
             if not is_zero:
                 break
     cursor[0] = i
+    cursor[1] = ended
     return 0
 
 

@@ -43,6 +43,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end, intp_t* cu
     at most ``budget`` event times per call (-1: no limit); returns 1 if events remain."""
     cdef intp_t n = s.n_jobs
     cdef intp_t i = cursor[0]
+    cdef intp_t ended = cursor[1]
     cdef simtime_t t
     cdef bint is_first
     cdef event_t ev
@@ -53,6 +54,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end, intp_t* cu
             break
         if budget == 0:
             cursor[0] = i
+            cursor[1] = ended
             return 1
         budget -= 1
         t = next_event_time(h, s.submit, i, n)
@@ -65,7 +67,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end, intp_t* cu
                     continue
                 end[ev.id] = t
                 complete(s, m, ev.id)
-                cursor[1] += 1
+                ended += 1
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
@@ -73,6 +75,7 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end, intp_t* cu
             if not m.is_zero_start:
                 break
     cursor[0] = i
+    cursor[1] = ended
     return 0
 
 
