@@ -173,3 +173,16 @@ def test_replay_and_compare_end_with_a_summary_on_a_terminal_only(monkeypatch, m
         terminal = _terminal_stderr(monkeypatch, is_tty)
         result = malleo_cli("replay", "--jobs", "0:2000", *args)
         assert result.stdout == plain.stdout and terminal.text == "", args
+
+
+def test_tune_bar_ends_with_the_time_taken():
+    from malleo.emulator.tune.objective import parse_objective
+    from malleo.emulator.tune.runner import TrialBar
+
+    terminal = _Terminal()
+    bar = TrialBar(parse_objective("bsld"), stream=terminal)
+    bar({"trial": 1, "status": "ok", "train_bsld_mean": 2.0}, 1, 2)
+    bar({"trial": 2, "status": "ok", "train_bsld_mean": 1.5}, 2, 2)
+    first, last = terminal.text.split("\r\x1b[K")[1:]
+    assert "1/2 trials" in first and "ETA" in first and "done in" not in first
+    assert "2/2 trials  best 1.5  done in " in last and last.endswith(" s\n")
