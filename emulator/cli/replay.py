@@ -47,7 +47,7 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
-        progress.step(f"replaying {len(workload.table):,} jobs ({policy.describe()})")
+        progress.step(f"replaying {workload.job_count:,} jobs ({policy.describe()})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold)
         if out:
