@@ -161,8 +161,8 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         return malleable_result(frame, core, flex, alloc, machine_procs, node_procs, policy,
                                 meta, dropped, source, bsld_threshold)
     core = _simulate(table, units, total_units, policy)
-    return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
-                   source, bsld_threshold)
+    return _result(table, core, want, alloc, machine_procs, node_procs, policy, meta,
+                   dropped, source, bsld_threshold)
 
 
 class Workload:
@@ -246,7 +246,7 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
     if isinstance(trace_or_table, (str, Path)):
         from malleo.emulator.swf import read_swf
 
-        table, meta = read_swf(trace_or_table, procs=procs, **read_options)
+        table, meta = read_swf(trace_or_table, procs=procs, as_columns=True, **read_options)
         return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
                         str(trace_or_table), getattr(meta, "procs", None))
     raise MalleoError(f"trace: expected a path, a DataFrame or None, got "
@@ -334,7 +334,7 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
     return flex, core
 
 
-def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped, source,
+def _result(table, core, want, alloc, machine_procs, node_procs, policy, meta, dropped, source,
             bsld_threshold) -> ReplayResult:
     """The ReplayResult of a rigid replay; its tables are kept as columns (DataFrames are
     built on first read, :class:`ReplayResult`)."""
@@ -347,31 +347,39 @@ def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped
     alloc = np.asarray(alloc, dtype=np.int64)
     per_job = metrics.job_metrics(submit, start, runtime, bsld_threshold)
 
-    def owned(name, dtype=None):
-        # A fresh, writable copy of a table column, so the result shares nothing with it.
-        return np.array(table[name], dtype=dtype, copy=True)
+    def kept(values, dtype=None):
+        # The result keeps the table's own column as a read-only view (no copy: issue 16,
+        # memory); ReplayResult copies read-only columns when it builds its DataFrame, so
+        # the result still shares nothing writable with the workload.
+        values = np.asarray(values)
+        if dtype is not None and values.dtype != dtype:
+            return values.astype(dtype)
+        view = values.view()
+        view.flags.writeable = False
+        return view
 
     jobs = {
-        "job_id": owned("job_number", np.int64),
-        "submit": submit.copy(), "start": start, "end": end,
+        "job_id": kept(table["job_number"], np.int64),
+        "submit": kept(submit), "start": start, "end": end,
         "wait": per_job["wait"], "response": per_job["response"],
-        "procs": owned("procs", np.int64), "alloc_procs": alloc.copy(),
-        "runtime": runtime.copy(), "estimate": owned("estimate", np.int64),
+        "procs": kept(want), "alloc_procs": kept(alloc),
+        "runtime": kept(runtime), "estimate": kept(table["estimate"], np.int64),
         "bsld": per_job["bsld"], "slowdown": per_job["slowdown"],
-        "user": owned("user_id"), "queue": owned("queue"), "partition": owned("partition"),
+        "user": kept(table["user_id"]), "queue": kept(table["queue"]),
+        "partition": kept(table["partition"]),
         "backfilled": backfilled,
         "reservation": np.array(core["reservation"], dtype=np.int64, copy=True),
     }
     summary, users = metrics.summary_and_user_columns(
         submit, start, end, runtime, alloc, user, backfilled, machine_procs, bsld_threshold,
-        dropped)
+        dropped, per_job=per_job)
     if node_procs and submit.size:
         used = float(np.sum(jobs["procs"].astype(np.float64) * runtime))
         span = summary["makespan"]
         summary["utilization_used"] = used / (machine_procs * span) if span > 0 else float("nan")
     summary.update({"policy": policy.describe(), "procs": machine_procs,
                     "node_procs": node_procs, "source": source})
-    swf_columns = {c: table[c] for c in FIELDS if c in table}
+    swf_columns = {c: kept(table[c]) for c in FIELDS if c in table}
     return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
                         policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
                         source=source, swf_table=swf_columns)

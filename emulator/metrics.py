@@ -124,7 +124,9 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
                              runtime: np.ndarray, procs: np.ndarray, user: np.ndarray,
                              backfilled: np.ndarray, total_procs: int,
                              bsld_threshold: float = BSLD_THRESHOLD,
-                             dropped: dict[str, int] | None = None) -> tuple[dict, dict]:
+                             dropped: dict[str, int] | None = None,
+                             per_job: dict[str, np.ndarray] | None = None
+                             ) -> tuple[dict, dict]:
     """The summary metrics of one schedule (no pandas).
 
     Args:
@@ -134,6 +136,7 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
         total_procs: P, processors of the machine.
         bsld_threshold: tau for the bounded slowdown, seconds.
         dropped: reason -> jobs dropped before the replay (reported as given).
+        per_job: :func:`job_metrics` of these arrays when the caller has it already.
 
     Returns:
         ``(summary, users)``: the summary dict (keys of :data:`SUMMARY_KEYS`, plus
@@ -142,7 +145,8 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
         of :func:`user_columns`.  With no jobs, every statistic is NaN.
     """
     n = int(np.asarray(submit).size)
-    per_job = job_metrics(submit, start, runtime, bsld_threshold)
+    if per_job is None:
+        per_job = job_metrics(submit, start, runtime, bsld_threshold)
     users = user_columns(user, per_job["bsld"], per_job["wait"])
     dropped = dict(dropped or {})
     nan = float("nan")

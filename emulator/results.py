@@ -209,8 +209,11 @@ def _frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
     import pandas as pd
 
     # copy=False: one block per column; consolidating 17 columns would cost more than
-    # the whole driver (each array is the frame's own).
-    return pd.DataFrame(columns, columns=list(columns), copy=False)
+    # the whole driver.  A read-only column is a view of the replayed workload's own
+    # (the driver keeps those without copying them): the frame gets its own copy.
+    own = {name: values if getattr(values, "flags", None) is None or values.flags.writeable
+           else values.copy() for name, values in columns.items()}
+    return pd.DataFrame(own, columns=list(own), copy=False)
 
 
 # Set after @dataclass, so that the generated __init__ assigns through them.

@@ -21,9 +21,9 @@ import stat
 import warnings
 import zlib
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 import malleo
 from malleo._core import _swfscan
@@ -32,6 +32,9 @@ from malleo.emulator.swf_fields import FIELD_NUMBER, FIELDS, FLOAT_FIELDS, MISSI
 from malleo.emulator.swf_header import TraceMeta, header_lines, parse_header
 from malleo.errors import TraceError
 from malleo.limits import MAX_PROCS, MAX_TIME
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FIELDS", "FLOAT_FIELDS", "MISSING", "DERIVED", "BAD_LINE_KINDS", "DROP_REASONS",
            "TraceMeta", "read_swf", "write_swf"]
@@ -58,7 +61,8 @@ _EXAMPLES_PER_KIND = 3   # bad-line messages kept in meta.warnings per kind (len
 
 def read_swf(path: str | os.PathLike, *, procs: int | None = None,
              procs_from: str = "allocated", overrun: str = "extend",
-             lenient: bool = False) -> tuple[pd.DataFrame, TraceMeta]:
+             lenient: bool = False, as_columns: bool = False
+             ) -> tuple[pd.DataFrame | dict[str, np.ndarray], TraceMeta]:
     """Read an SWF trace into a job table.
 
     Args:
@@ -70,6 +74,9 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
             estimate to its runtime; "cut" cuts its runtime at its request.
         lenient: skip malformed job lines and count them in ``meta.bad_lines`` instead of
             raising on the first.
+        as_columns: return the jobs as a dict of numpy columns (the same arrays the
+            DataFrame would hold) and never import pandas: the replay driver's way
+            (issue 16: start-up and peak memory).
 
     Returns:
         ``(jobs, meta)``.  ``jobs`` has the 18 SWF fields (int64, float64 for
@@ -150,9 +157,12 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     else:
         table = {name: columns[name][keep_index] for name in FIELDS}
         table.update({name: derived[name][keep_index] for name in DERIVED})
-    jobs = pd.DataFrame(table, copy=False)
-    meta.lines["kept"] = len(jobs)
-    return jobs, meta
+    meta.lines["kept"] = int(table["submit_time"].size)
+    if as_columns:
+        return table, meta
+    import pandas as pd
+
+    return pd.DataFrame(table, copy=False), meta
 
 
 def _fields(ints: list[np.ndarray], floats: list[np.ndarray]) -> dict[str, np.ndarray]:
