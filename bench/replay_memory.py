@@ -1,7 +1,8 @@
 """Where the memory of a replay goes (figures only, no assertions; issue 16).
 
 Replays one trace (default RICC-2010-2, FCFS + EASY) the way ``malleo replay TRACE --quiet``
-does (``load_workload`` then ``replay``) and prints, phase by phase:
+does (``load_workload(swf_fields=False)`` then ``replay``; ``--swf-fields``: as with
+``--swf-out``) and prints, phase by phase:
 
 - peak RSS (MiB, ``getrusage``) after importing numpy, after importing the driver, after
   reading the trace and after the replay;
@@ -12,7 +13,7 @@ does (``load_workload`` then ``replay``) and prints, phase by phase:
 
 The stated target: ``malleo replay`` of RICC-2010-2 with EASY at most 100 MB peak.
 
-    python bench/replay_memory.py [TRACE] [--policy fcfs+easy]
+    python bench/replay_memory.py [TRACE] [--policy fcfs+easy] [--swf-fields]
 
 Runs from any directory: it reads the installed malleo (run it with the venv's python);
 the trace defaults to the shared traces (``MALLEO_TRACES`` or /work/shared/traces).
@@ -36,6 +37,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", nargs="?", default=str(traces / "RICC-2010-2.swf.gz"))
     parser.add_argument("--policy", default="fcfs+easy")
+    parser.add_argument("--swf-fields", action="store_true",
+                        help="keep every SWF field (as malleo replay --swf-out does)")
     args = parser.parse_args()
 
     import numpy as np
@@ -47,7 +50,7 @@ def main() -> int:
     policy = parse_policy_spec(args.policy)
 
     tracemalloc.start()
-    workload = load_workload(args.trace)
+    workload = load_workload(args.trace, swf_fields=args.swf_fields)
     held, peak = tracemalloc.get_traced_memory()
     n = workload.job_count
     print(f"{'read ' + Path(args.trace).name:<34} peak RSS {rss_mib():6.0f} MiB  traced: held "

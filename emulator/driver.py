@@ -33,6 +33,10 @@ DROP_TOO_LARGE = "larger_than_machine"
 
 _DERIVED = ("procs", "runtime", "estimate")
 
+REPLAY_FIELDS = ("job_number", "submit_time", "user_id", "queue", "partition")
+"""The SWF fields a replay reads, besides the derived ``procs``, ``runtime`` and
+``estimate``; the other 13 only go back out in :meth:`ReplayResult.to_swf`."""
+
 
 def default_workload_name() -> str:
     """How results and SWF headers name the embedded default workload."""
@@ -210,13 +214,18 @@ class Workload:
 
 
 def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
-                  procs: int | None = None, **read_options: Any) -> Workload:
+                  procs: int | None = None, swf_fields: bool = True,
+                  **read_options: Any) -> Workload:
     """Read a trace, clean a table or generate the default workload (see :func:`replay`).
 
     Args:
         trace_or_table: an SWF path, a job table, or None for the embedded default.
         procs: the machine's processors: jobs larger are dropped (for a trace, passed to
             ``read_swf``; required for a table that has only the SWF fields).
+        swf_fields: False keeps, of a trace or the default workload, only the columns a
+            replay reads (:data:`REPLAY_FIELDS` and the derived ones): 104 of 164 bytes a
+            job less (issue 16: ``malleo replay`` without ``--swf-out``); its results
+            cannot then be written as SWF.
         **read_options: ``read_swf`` options for a path; ``procs_from`` and ``overrun``
             also apply to a table.
 
@@ -229,6 +238,8 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         w = DEFAULT_WORKLOAD
         raw = generate_lublin(w["jobs"], w["procs"], w["seed"], as_columns=True)
         table, dropped = _derive(raw, w["procs"], read_options)
+        if not swf_fields:
+            table = _replay_columns(table)
         return Workload(table, None, dropped, default_workload_name(), w["procs"])
     if _is_frame(trace_or_table):
         if all(c in trace_or_table.columns for c in _DERIVED):
@@ -247,6 +258,8 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         from malleo.emulator.swf import read_swf
 
         table, meta = read_swf(trace_or_table, procs=procs, as_columns=True, **read_options)
+        if not swf_fields:
+            table = _replay_columns(table)
         return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
                         str(trace_or_table), getattr(meta, "procs", None))
     raise MalleoError(f"trace: expected a path, a DataFrame or None, got "
@@ -259,6 +272,11 @@ def _is_frame(value: Any) -> bool:
 
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(value, pandas.DataFrame)
+
+
+def _replay_columns(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Only the columns a replay reads (``load_workload(swf_fields=False)``)."""
+    return {name: table[name] for name in (*REPLAY_FIELDS, *_DERIVED)}
 
 
 def _rows(table: dict[str, np.ndarray], rows) -> dict[str, np.ndarray]:

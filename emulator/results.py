@@ -137,7 +137,13 @@ class ReplayResult:
         names the source trace and the policy.  Submit times are unchanged.
         """
         from malleo.emulator.swf import TraceMeta, write_swf
+        from malleo.emulator.swf_fields import FIELDS
 
+        missing = [f for f in FIELDS if f not in list(self.__dict__["_swf_table"])]
+        if missing:
+            raise MalleoError(f"{path}: cannot write SWF: the workload was loaded without "
+                              f"the SWF fields {', '.join(missing)} "
+                              f"(load_workload(swf_fields=False)); load it with them")
         table = self.swf_table.assign(runtime=self.jobs["runtime"].to_numpy(),
                                       procs=self.jobs["alloc_procs"].to_numpy())
         meta = dataclasses.replace(self.meta) if self.meta is not None else TraceMeta()

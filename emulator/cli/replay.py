@@ -46,7 +46,8 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
+        workload = load_workload(trace, procs=procs, swf_fields=bool(swf_out),
+                                 **read_options(lenient, procs_from, overrun))
         progress.step(f"replaying {workload.job_count:,} jobs ({policy.describe()})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold)
