@@ -257,7 +257,8 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
     if isinstance(trace_or_table, (str, Path)):
         from malleo.emulator.swf import read_swf
 
-        table, meta = read_swf(trace_or_table, procs=procs, as_columns=True, **read_options)
+        table, meta = read_swf(trace_or_table, procs=procs, as_columns=True,
+                               fields=None if swf_fields else REPLAY_FIELDS, **read_options)
         if not swf_fields:
             table = _replay_columns(table)
         return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
