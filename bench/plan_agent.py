@@ -8,6 +8,9 @@ jobs holding 60 % of the nodes), built as the backend's own model objects, then 
   ``json`` and orjson beside it for comparison: decoding to dicts, no Job yet) then turned
   into the backend's Job records by ``parse_json.jobs_from_squeue`` (the document is built
   here from the captured records of one Slurm version, ``--schema``; Slurm itself is not called);
+* ``sinfo_nodes``: ``sinfo -N --json`` of the 10,000 nodes (captured node records of the
+  same version) decoded into typed records (msgspec, as the CLI backend does) then into
+  Node records (``parse_json.nodes_from_sinfo``);
 * ``convert``: ``plan_inputs`` (Snapshot -> plan's tables);
 * ``plan``: ``malleo._core.plan`` with the policy (FCFS+EASY by default);
 * ``priorities``: ``wanted_order`` + ``assign_priorities``, first pass (every job written)
@@ -129,6 +132,31 @@ def squeue_document(snapshot, schema: str = "22.05") -> bytes:
     return orjson.dumps({"meta": sample.get("meta", {}), "errors": [], "jobs": recs})
 
 
+def sinfo_document(snapshot, schema: str = "22.05") -> bytes:
+    """The snapshot's nodes as ``sinfo -N --json`` output of Slurm ``schema``: each node a
+    copy of the captured first node record of that version, renamed, its state and CPUs
+    set (22.05: a ``nodes`` list; 24.11+: ``sinfo`` entries, one per node)."""
+    import orjson
+
+    sample = orjson.loads((SAMPLES / f"sinfo-{schema}.json").read_bytes())
+    legacy = isinstance(sample.get("nodes"), list)
+    template = orjson.dumps(sample["nodes" if legacy else "sinfo"][0])
+    recs = []
+    for node in snapshot.nodes:
+        rec = orjson.loads(template)
+        if legacy:
+            rec.update(name=node.name, state=node.state.lower(), state_flags=[],
+                       cpus=node.cpus, alloc_cpus=node.alloc_cpus, partitions=["batch"])
+        else:
+            rec["nodes"]["nodes"] = [node.name]
+            rec["node"]["state"] = [node.state]
+            rec["cpus"].update(maximum=node.cpus, allocated=node.alloc_cpus)
+            rec["partition"]["name"] = "batch"
+        recs.append(rec)
+    return orjson.dumps({"meta": sample.get("meta", {}), "errors": [],
+                         ("nodes" if legacy else "sinfo"): recs})
+
+
 def timed(fn, repeat: int):
     times, value = [], None
     for _ in range(repeat):
@@ -166,6 +194,9 @@ def main() -> int:
     to_jobs_s, _, jobs = timed(lambda: parse_json.jobs_from_squeue(decoded), args.repeat)
     parse_s = decode_s + to_jobs_s
     assert len(jobs) == len(snap.jobs)
+    nodes_doc = sinfo_document(snap, args.schema)
+    nodes_s, _, nodes = timed(lambda: parse_json.nodes_from_sinfo(nodes_doc), args.repeat)
+    assert len(nodes) == len(snap.nodes)
     conv_s, conv_min, inputs = timed(lambda: plan_inputs(snap), args.repeat)
     plan_s, plan_min, decisions = timed(
         lambda: plan(inputs.now, inputs.total, inputs.running, inputs.pending, policy), args.repeat)
@@ -185,7 +216,9 @@ def main() -> int:
         "convert_s": round(conv_s, 4), "plan_s": round(plan_s, 4),
         "convert_plus_plan_s": round(conv_s + plan_s, 4),
         "convert_plus_plan_best_s": round(conv_min + plan_min, 4),
+        "sinfo_nodes_s": round(nodes_s, 4), "sinfo_json_bytes": len(nodes_doc),
         "cycle_parse_convert_plan_s": round(parse_s + conv_s + plan_s, 4),
+        "cycle_with_nodes_s": round(nodes_s + parse_s + conv_s + plan_s, 4),
         "priorities_first_pass_s": round(first_s, 4), "first_pass_writes": len(writes),
         "priorities_steady_s": round(steady_s, 4), "steady_writes": len(steady),
         "schema": args.schema,

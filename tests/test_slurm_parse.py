@@ -377,3 +377,25 @@ def test_scontrol_text_reads_on_25_11_and_26_05(version, utc):
         for field in ("name", "user", "user_id", "partition", "submit_time", "time_limit",
                       "num_nodes", "priority", "required_nodes", "is_held"):
             assert getattr(a, field) == getattr(b, field), (version, job_id, field)
+
+
+@pytest.mark.parametrize("version", ["22.05", "24.11", "25.11", "26.05"])
+def test_sinfo_output_read_as_text_bytes_or_dict_alike(version):
+    """The CLI backend decodes sinfo's output straight into typed records (msgspec)."""
+    text = (DATA / f"sinfo-{version}.json").read_text()
+    nodes = parse_json.nodes_from_sinfo(text)
+    assert len(nodes) == 16 and all(n.cpus == 2 for n in nodes)
+    assert nodes == parse_json.nodes_from_sinfo(text.encode())
+    assert nodes == parse_json.nodes_from_sinfo(json.loads(text))
+
+
+def test_sinfo_values_of_a_wrong_type_are_named():
+    with pytest.raises(SlurmParseError, match=r"\$\.nodes\[0\]\.partitions"):
+        parse_json.nodes_from_sinfo('{"nodes": [{"name": "n1", "partitions": 3}]}')
+    with pytest.raises(SlurmParseError, match="sinfo node n2 cpus: expected a number"):
+        parse_json.nodes_from_sinfo({"nodes": [{"name": "n2", "cpus": "two"}]})
+    with pytest.raises(SlurmParseError, match="sinfo node n3 cpus.maximum"):
+        parse_json.nodes_from_sinfo({"sinfo": [{"nodes": {"nodes": ["n3"]},
+                                                "cpus": {"maximum": "x"}}]})
+    with pytest.raises(SlurmParseError, match="a node without name"):
+        parse_json.nodes_from_sinfo({"nodes": [{"cpus": 2}]})

@@ -153,7 +153,12 @@ class CliBackend(SlurmBackend):
             raise SlurmUnavailable(out.strip() or "scontrol ping: no controller is UP")
 
     def nodes(self) -> list[Node]:
-        return parse_json.nodes_from_sinfo(self._json(["sinfo", "-N", "--json"]))
+        argv = ["sinfo", "-N", "--json"]
+        doc = parse_json.decode_sinfo(self._run(argv))      # typed records (issue 16)
+        problems = parse_json.errors(doc)
+        if problems:
+            raise self._error("; ".join(problems), argv, 0)
+        return parse_json.nodes_from_sinfo(doc)
 
     def partitions(self) -> list[Partition]:
         out = self._run(["scontrol", "show", "partition", "-o"])

@@ -85,10 +85,10 @@ def slurm_version(doc: dict) -> tuple[int, int, int] | None:
         return None
 
 
-def errors(doc: dict | SqueueDocument) -> list[str]:
+def errors(doc: dict | SqueueDocument | SinfoDocument) -> list[str]:
     """The messages of a document's ``errors`` list (empty when Slurm reported none)."""
     out = []
-    items = doc.errors if isinstance(doc, SqueueDocument) else doc.get("errors")
+    items = doc.get("errors") if isinstance(doc, dict) else doc.errors
     for err in items or []:
         if isinstance(err, dict):
             parts = [str(err[k]) for k in ("description", "error") if err.get(k)]
@@ -181,9 +181,9 @@ def decode_squeue(data: str | bytes | dict) -> SqueueDocument:
         raise SlurmParseError(f"squeue --json: output is not JSON ({exc})") from None
 
 
-def _count(value, jid, field: str) -> int | None:
+def _count(value, owner, field: str, kind: str = "squeue --json job") -> int | None:
     """:func:`number` with the two common shapes (a plain int, a set finite struct) read
-    inline; the message of a bad value names the job and the field."""
+    inline; the message of a bad value names the record (``kind owner``) and the field."""
     cls = value.__class__
     if cls is _Number:
         if value.infinite or not value.set:
@@ -192,7 +192,7 @@ def _count(value, jid, field: str) -> int | None:
         cls = value.__class__
     if cls is int:
         return None if value in _SENTINELS else value
-    return number(value, f"squeue --json job {jid} {field}")
+    return number(value, f"{kind} {owner} {field}")
 
 
 def _job(rec: _JobRecord) -> Job:
@@ -289,14 +289,88 @@ def _split_node_states(states: list[str]) -> tuple[str, tuple[str, ...]]:
     return base, flags
 
 
-def nodes_from_sinfo(doc: dict) -> list[Node]:
+class _SinfoNode(msgspec.Struct, gc=False):
+    """22.05's ``sinfo --json`` node record (the fields malleo reads)."""
+
+    name: str | None = None
+    state: str | list[str] | None = None
+    state_flags: str | list[str] | None = None
+    cpus: _AnyNumber = None
+    alloc_cpus: _AnyNumber = None
+    partitions: list[str] | None = None
+
+
+class _SinfoNodeNames(msgspec.Struct, gc=False):
+    nodes: list[str] | None = None
+
+
+class _SinfoNodeState(msgspec.Struct, gc=False):
+    state: str | list[str] | None = None
+
+
+class _SinfoCpus(msgspec.Struct, gc=False):
+    maximum: _AnyNumber = None
+    allocated: _AnyNumber = None
+
+
+class _SinfoPartition(msgspec.Struct, gc=False):
+    name: str | None = None
+
+
+class _SinfoEntry(msgspec.Struct, gc=False):
+    """23.11+'s ``sinfo`` entry: one per node and partition with ``-N``."""
+
+    nodes: _SinfoNodeNames | None = None
+    node: _SinfoNodeState | None = None
+    cpus: _SinfoCpus | None = None
+    partition: _SinfoPartition | None = None
+
+
+class SinfoDocument(msgspec.Struct, gc=False):
+    """A decoded ``sinfo --json`` document: 22.05's ``nodes`` or 23.11+'s ``sinfo`` list
+    (None when absent), ``errors`` and ``meta`` as plain JSON values."""
+
+    nodes: list[_SinfoNode] | None = None
+    sinfo: list[_SinfoEntry] | None = None
+    errors: list[Any] | None = None
+    meta: Any = None
+
+
+_SINFO_DECODER = msgspec.json.Decoder(SinfoDocument)
+
+
+def decode_sinfo(data: str | bytes | dict) -> SinfoDocument:
+    """``sinfo --json`` output (text or bytes) or a dict decoded from it, as a typed
+    :class:`SinfoDocument` (msgspec, the unread fields skipped: issue 16).
+
+    Raises:
+        SlurmParseError: not JSON, or a field of a type no Slurm version uses (its path).
+    """
+    try:
+        if isinstance(data, dict):
+            return msgspec.convert(data, SinfoDocument)
+        return _SINFO_DECODER.decode(data)
+    except msgspec.ValidationError as exc:
+        raise SlurmParseError(f"sinfo --json: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise SlurmParseError(f"sinfo --json: output is not JSON ({exc})") from None
+
+
+def nodes_from_sinfo(doc: SinfoDocument | dict | str | bytes) -> list[Node]:
     """Every node of a ``sinfo --json`` (22.05) or ``sinfo -N --json`` (24.11) document.
 
     A node listed under several partitions appears once, with all its partitions.
 
+    Args:
+        doc: the command's output (text or bytes), a dict decoded from it, or the
+            :class:`SinfoDocument` of :func:`decode_sinfo`.
+
     Raises:
-        SlurmParseError: neither a ``nodes`` nor a ``sinfo`` list is present.
+        SlurmParseError: neither a ``nodes`` nor a ``sinfo`` list is present, a node has
+            no name, or a field has a type no Slurm version writes.
     """
+    if not isinstance(doc, SinfoDocument):
+        doc = decode_sinfo(doc)
     merged: dict[str, Node] = {}
 
     def add(node: Node) -> None:
@@ -307,25 +381,32 @@ def nodes_from_sinfo(doc: dict) -> list[Node]:
         parts = old.partitions + tuple(p for p in node.partitions if p not in old.partitions)
         merged[node.name] = Node(old.name, old.state, old.flags, old.cpus, old.alloc_cpus, parts)
 
-    if isinstance(doc.get("nodes"), list):          # 22.05, openapi v0.0.38
-        for rec in doc["nodes"]:
-            states = _states(rec.get("state"))
-            base, flags = _split_node_states(states)
-            flags += tuple(f for f in _states(rec.get("state_flags")) if f not in flags)
-            add(Node(name=rec["name"], state=base, flags=flags,
-                     cpus=number(rec.get("cpus"), f"sinfo node {rec['name']} cpus") or 0,
-                     alloc_cpus=number(rec.get("alloc_cpus"), "alloc_cpus") or 0,
-                     partitions=tuple(rec.get("partitions") or ())))
-    elif isinstance(doc.get("sinfo"), list):        # 23.11+ (24.11: data_parser v0.0.41/42)
-        for entry in doc["sinfo"]:
-            names = (entry.get("nodes") or {}).get("nodes") or []
+    if doc.nodes is not None:                       # 22.05, openapi v0.0.38
+        for rec in doc.nodes:
+            if rec.name is None:
+                raise SlurmParseError("sinfo --json: a node without name")
+            base, flags = _split_node_states(_states(rec.state))
+            flags += tuple(f for f in _states(rec.state_flags) if f not in flags)
+            add(Node(name=rec.name, state=base, flags=flags,
+                     cpus=_count(rec.cpus, rec.name, "cpus", "sinfo node") or 0,
+                     alloc_cpus=_count(rec.alloc_cpus, rec.name, "alloc_cpus", "sinfo node") or 0,
+                     partitions=tuple(rec.partitions or ())))
+    elif doc.sinfo is not None:                     # 23.11+ (24.11: data_parser v0.0.41/42)
+        split: dict = {}                            # state -> (base, flags): few distinct
+        for entry in doc.sinfo:
+            names = (entry.nodes.nodes if entry.nodes is not None else None) or []
             if not names:
                 continue
-            base, flags = _split_node_states(_states((entry.get("node") or {}).get("state")))
-            cpus = entry.get("cpus") or {}
-            per_node = number(cpus.get("maximum"), "sinfo cpus.maximum") or 0
-            alloc_total = number(cpus.get("allocated"), "sinfo cpus.allocated") or 0
-            part = (entry.get("partition") or {}).get("name")
+            state = entry.node.state if entry.node is not None else None
+            key = tuple(state) if state.__class__ is list else state
+            base_flags = split.get(key)
+            if base_flags is None:
+                base_flags = split[key] = _split_node_states(_states(state))
+            base, flags = base_flags
+            cpus = entry.cpus or _SinfoCpus()
+            per_node = _count(cpus.maximum, names[0], "cpus.maximum", "sinfo node") or 0
+            alloc_total = _count(cpus.allocated, names[0], "cpus.allocated", "sinfo node") or 0
+            part = entry.partition.name if entry.partition is not None else None
             for name in names:
                 add(Node(name=name, state=base, flags=flags, cpus=per_node,
                          alloc_cpus=alloc_total // len(names),
