@@ -105,6 +105,7 @@ cdef struct mall_t:
     simtime_t* pr_time        # its planned start (seconds)
     simtime_t* pr_end         # planned start + hold (seconds)
     intp_t n_pr
+    bint is_pr_stale          # the protected reservations must be collected again
     simtime_t easy_avail_at   # EASY / none: the head's shadow time (seconds), -1 no head
     procs_t easy_avail        # processors free at that time before the decision
     # a decision being checked (resv_safe): jobs resized or started, new size and end
@@ -692,6 +693,7 @@ cdef inline int resv_collect(sched_t* s, mall_t* m) except -1 nogil:
     planned start at or after now.  Each holds its size from its start for its estimate."""
     cdef intp_t q, j, n = 0
     cdef simtime_t hold
+    m.is_pr_stale = False
     m.n_pr = 0
     m.easy_avail_at = -1
     if s.n_wait == 0:
@@ -751,6 +753,8 @@ cdef inline bint resv_safe(sched_t* s, mall_t* m) except -1 nogil:
     cdef intp_t k, j, n_ev, q, jr
     cdef procs_t avail, f_new, f_old
     cdef simtime_t t
+    if m.is_pr_stale:
+        resv_collect(s, m)
     if m.n_pr == 0:
         return True
     if s.backfill != BACKFILL_CONSERVATIVE and s.backfill != BACKFILL_SLURM:
@@ -851,16 +855,26 @@ cdef inline bint try_shrink_start(sched_t* s, mall_t* m, intp_t j, procs_t newp,
     """Shrink running job j to newp and start the waiting job at queue position q, if
     that pays (start_gains) and keeps every protected reservation (resv_safe)."""
     cdef intp_t w = s.wait[q]
+    cdef simtime_t e
     if not start_gains(s, m, w):
         return False
-    _set_mod(m, 0, j, newp, planned_end(s, m, j, newp))
+    if m.is_pr_stale:
+        resv_collect(s, m)
+    # EASY / none: a shrunk job holding processors past the shadow time still does after
+    # the shrink (its expected end only moves later), so its exact new end is not needed
+    if (m.easy_avail_at >= 0 and s.exp_end[j] > m.easy_avail_at
+            and s.backfill != BACKFILL_CONSERVATIVE and s.backfill != BACKFILL_SLURM):
+        e = s.exp_end[j]
+    else:
+        e = planned_end(s, m, j, newp)
+    _set_mod(m, 0, j, newp, e)
     _set_mod(m, 1, w, s.procs[w], expected_end(s.now, s.est[w], s.request[w], s.now))
     m.n_mod = 2
     if not resv_safe(s, m):
         return False
     resize(s, m, j, newp)
     start_waiting(s, m, q)
-    resv_collect(s, m)
+    m.is_pr_stale = True
     return True
 
 
@@ -915,7 +929,8 @@ cdef inline int resize_pass(sched_t* s, mall_t* m, bint is_eff) except -1 nogil:
             if s.n_wait > 0 and pref < cap:
                 cap = pref
         is_done = False
-        for q in range(s.n_wait):
+        # no waiting job small enough to start by this shrink: skip the queue scan
+        for q in range(s.n_wait if small - s.free <= s.procs[j] - floor else 0):
             w = s.wait[q]
             need = s.procs[w] - s.free
             if need <= 0 or need > s.procs[j] - floor:
@@ -938,7 +953,7 @@ cdef inline int resize_pass(sched_t* s, mall_t* m, bint is_eff) except -1 nogil:
                 and expand_pays(s, m, j, newp):
             if not m.is_slurm:
                 resize(s, m, j, newp)
-                resv_collect(s, m)
+                m.is_pr_stale = True
             else:
                 request_expander(s, m, j, newp)
                 promised += newp - s.procs[j]
@@ -1008,7 +1023,7 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
             at_point(s, m, m.mod_job[k])
             resize(s, m, m.mod_job[k], m.mod_procs[k])
         start_waiting(s, m, 0)
-        resv_collect(s, m)
+        m.is_pr_stale = True
     return 0
 
 
@@ -1054,7 +1069,7 @@ cdef inline int moldable_pass(sched_t* s, mall_t* m) except -1 nogil:
             return 0
         set_waiting_size(s, m, j, best_p)
         start_waiting(s, m, 0)
-        resv_collect(s, m)
+        m.is_pr_stale = True
     return 0
 
 
@@ -1078,7 +1093,7 @@ cdef inline int fit_pass(sched_t* s, mall_t* m) except -1 nogil:
                     if resv_safe(s, m):
                         set_waiting_size(s, m, w, p)
                         start_waiting(s, m, q)
-                        resv_collect(s, m)
+                        m.is_pr_stale = True
                         is_started = True
                         break
                 p -= 1
@@ -1094,7 +1109,7 @@ cdef inline int malleable_phase(sched_t* s, mall_t* m) except -1 nogil:
     if m.policy == MPOL_NONE and not m.is_moldable_start and m.start_size != START_FIT:
         return 0
     scratch_reserve(m, s.n_run + s.n_wait + 4)
-    resv_collect(s, m)
+    m.is_pr_stale = True            # collected when a decision is first checked
     if m.start_size == START_FIT:
         fit_pass(s, m)
     if m.is_moldable_start:
