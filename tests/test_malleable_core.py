@@ -574,3 +574,32 @@ def test_no_reconfiguration_ever_delays_a_reservation(jobs, total, policy, backf
     for j in range(len(rows)):
         if res["reservation"][j] >= 0:
             assert res["start"][j] <= res["reservation"][j], (j, rows)
+
+
+def test_plan_applies_the_start_size_and_the_reservation_rule():
+    """`plan` runs the same kernel: a pending malleable job asks for its min (start size
+    min) and starts at it; the c4 shrink is refused there too."""
+    from malleo._core import plan
+
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="none",
+                                           start_size="min"))
+    running = {"procs": [5], "start": [0], "est": [1000], "request": [1000]}
+    pending = {"submit": [0], "procs": [8], "request": [100], "kind": [MALLEABLE],
+               "min_procs": [2], "max_procs": [8]}
+    d = plan(0, 8, running, pending, pol)
+    assert d.start.tolist() == [0] and d.start_procs.tolist() == [2]
+    # c4 at 11: A (8 of 8, malleable 4..8, started at 0, 100 s) runs, B (8) waits with its
+    # reservation at 100, C (2, 1000 s) arrives: dmr must not shrink A for C
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    running = {"procs": [8], "start": [0], "est": [100], "request": [100],
+               "kind": [MALLEABLE], "min_procs": [4], "max_procs": [8]}
+    pending = {"submit": [10, 11], "procs": [8, 2], "request": [100, 1000],
+               "kind": [RIGID, RIGID], "min_procs": [8, 2], "max_procs": [8, 2]}
+    d = plan(11, 8, running, pending, pol)
+    assert d.start.tolist() == [] and d.resize.tolist() == []
+    # with C short enough to end before 100 (and A's estimate fixed) the shrink is safe
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+                                           estimate_scaling="fixed"))
+    pending["request"] = [100, 50]
+    d = plan(11, 8, running, pending, pol)
+    assert d.start.tolist() == [1] and d.resize.tolist() == [[0, 6]]
