@@ -33,7 +33,12 @@ estimate = "predict"
 [multifactor]
 weight_age = 1000
 weight_fairshare = 100000
+[malleability]
+estimate_scaling = "fixed"
 """
+# (fixed: a shrunk job's expected end stays at its limit, so the shrinks below keep every
+# conservative reservation and are taken; with "speedup" RESIZED's end would move past
+# the reservation of the job left waiting, and the reservation rule refuses them.)
 
 
 def job(job_id, uid, nodes, state, *, submit, start=None, end=None, limit=3600, first=1):
