@@ -62,8 +62,7 @@ broken=("tests/test_malleable_slurm.py::test_expand_then_shrink_for_a_waiting_jo
         "tests/test_malleable_slurm.py::test_failed_expand_keeps_the_job_on_its_nodes|$noexpand"
         "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$noexpand")
 # With the pyslurm backend only.
-py_broken=("tests/test_reconfig_live.py::test_owner_check_uses_slurms_owner|the endpoint on the pyslurm backend gave nobody's client no answer (JSONDecodeError)"
-           # Not a failure of the backend: libslurm reads one slurm.conf per process, and these
+py_broken=(# Not a failure of the backend: libslurm reads one slurm.conf per process, and these
            # validate on the twin's private cluster after the session's has initialised it.
            "tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order|pyslurm: one slurm.conf per process; validates on a second cluster (run in the CLI pass)"
            "tests/test_twin.py::test_live_import_round_trips|pyslurm: one slurm.conf per process; uses a second cluster (run in the CLI pass)")
