@@ -238,7 +238,12 @@ if [ "$suite" = forky ]; then
     broken+=("tests/test_slurm_mpi.py::test_example_mpi_job_runs_one_rank_per_node|$nopmix"
              "tests/test_malleable_slurm.py::test_expand_then_shrink_for_a_waiting_job|$nopmix"
              "tests/test_malleable_slurm.py::test_failed_expand_keeps_the_job_on_its_nodes|$nopmix"
-             "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$nopmix")
+             "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$nopmix"
+             # 26.05.5's sched_backfill.so logs no "Started JobId=.. in .. on .." for a backfilled
+             # job (only for het jobs): the twin's log reader misses those starts and the
+             # measurement falls back to sacct's whole seconds (measured: 96.0% same order, 34
+             # backfilled in both); the test asserts sub-second times from the log.
+             "tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order|26.05's backfill pass does not log its starts: the twin's sub-second replay cannot run (whole seconds gave 96.0% same order)")
 fi
 deselect=()
 for entry in "${broken[@]}"; do
@@ -255,7 +260,7 @@ set +e
 if [ "${MALLEO_TWIN_BESIDE:-1}" = 1 ]; then
     twin_log="$cache/twin-beside-$key.log"
     in_root "$root" /bin/sh -c 'cd /src/malleo && exec python -m pytest -p no:cacheprovider "$@"' \
-        pytest "${twin_tests[@]}" "$@" >"$twin_log" 2>&1 &
+        pytest "${twin_tests[@]}" "${deselect[@]}" "$@" >"$twin_log" 2>&1 &
     twin_pid=$!
     t_twin=$(date +%s)
     for node in "${twin_tests[@]}"; do deselect+=("--deselect=$node"); done
