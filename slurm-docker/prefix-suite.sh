@@ -60,7 +60,10 @@ cd "$repo"
 noexpand="slurmctld 25.11.7 segfaults merging jobs without licenses (job_mgr.c:12581, NULL license_list)"
 broken=("tests/test_malleable_slurm.py::test_expand_then_shrink_for_a_waiting_job|$noexpand"
         "tests/test_malleable_slurm.py::test_failed_expand_keeps_the_job_on_its_nodes|$noexpand"
-        "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$noexpand")
+        "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$noexpand"
+        # As in the chroots: the guides' shell blocks are written for Debian's Slurm and run
+        # in the host suite (install-deps.sh, local-slurm.sh without --prefix).
+        "tests/test_docs_shell.py::test_every_shell_block_runs_as_written|the guides' blocks run in the host suite (Debian's Slurm)")
 # With the pyslurm backend only.
 py_broken=(# Not a failure of the backend: libslurm reads one slurm.conf per process, and these
            # validate on the twin's private cluster after the session's has initialised it.
