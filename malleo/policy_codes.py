@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from malleo.policy import (BACKFILL_ORDERS, BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES, SPEEDUP_MODELS,
+from malleo.policy import (BACKFILL_ORDERS, BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES,
+                           SPEEDUP_MODELS, START_SIZES,
                            Policy, parse_speedup)
 
 __all__ = ["CorePolicy", "compile_policy", "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES",
@@ -24,6 +25,7 @@ ESTIMATE_CODES = {name: code for code, name in enumerate(ESTIMATES)}
 RECONFIG_POLICY_CODES = {name: code for code, name in enumerate(RECONFIG_POLICIES)}
 SPEEDUP_CODES = {name: code for code, name in enumerate(SPEEDUP_MODELS)}
 BACKFILL_ORDER_CODES = {name: code for code, name in enumerate(BACKFILL_ORDERS)}
+START_SIZE_CODES = {name: code for code, name in enumerate(START_SIZES)}
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ class CorePolicy:
         predict_runs: predict, completed runs averaged (jobs).
         is_cold_request: predict, fewer completed runs than predict_runs: the request.
         is_incremental: overdue running jobs follow Tsafrir's increments.
+        start_size: code (``START_*`` of malleable.pxd) of the flexible jobs' start size.
+        efficiency_threshold: preferred size's minimum parallel efficiency, in (0, 1].
+        min_gain: seconds a resize must bring a job's expected completion forward by
+            (strictly more than).
     """
 
     order: int
@@ -88,6 +94,9 @@ class CorePolicy:
     predict_runs: int = 2
     is_cold_request: bool = False
     is_incremental: bool = False
+    start_size: int = 0
+    efficiency_threshold: float = 0.8
+    min_gain: int = 0
 
     @property
     def core(self) -> "CorePolicy":
@@ -136,4 +145,6 @@ def compile_policy(policy: Policy) -> CorePolicy:
         min_interval=int(mal.min_interval), checkin_period=int(mal.checkin_period),
         is_slurm_expand=mal.expand_mode == "slurm",
         predict_runs=int(policy.predict_runs), is_cold_request=policy.predict_cold == "request",
-        is_incremental=policy.correction == "incremental")
+        is_incremental=policy.correction == "incremental",
+        start_size=START_SIZE_CODES[mal.start_size],
+        efficiency_threshold=float(mal.efficiency_threshold), min_gain=int(mal.min_gain))
