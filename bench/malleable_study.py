@@ -31,6 +31,7 @@ fast the machine drains it)."""
 
 def run() -> list[dict]:
     from malleo.emulator.driver import Workload, load_workload, replay
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability, Policy
 
     rows = []
@@ -45,9 +46,10 @@ def run() -> list[dict]:
     for trace, workload in cases:
         for policy_name in POLICIES:
             for fraction in FRACTIONS:
-                mal = Malleability(fraction=fraction, speedup="amdahl:0.05", reconfig_fixed=10,
+                mal = Malleability(speedup="amdahl:0.05", reconfig_fixed=10,
                                    reconfig_per_proc=0.5, min_interval=60, policy=policy_name)
-                s = replay(workload, Policy(malleability=mal), procs=workload.procs).summary
+                s = replay(workload, Policy(malleability=mal), procs=workload.procs,
+                           flexible=FlexibleJobs(fraction=fraction)).summary
                 rows.append({"trace": trace, "policy": policy_name,
                              "fraction": fraction,
                              "workload_completion": s.get("workload_completion", s["makespan"]),

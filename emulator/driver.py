@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from malleo.emulator import metrics
+from malleo.emulator.power import PowerModel
 from malleo.emulator.results import JOB_COLUMNS, ReplayResult
 from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Policy
 
 __all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
@@ -67,7 +69,9 @@ def parse_slice(jobs: str | tuple[int, int] | None) -> tuple[int, int] | None:
 def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            policy: Policy | None = None, *, procs: int | None = None, node_procs: int = 0,
            jobs: str | tuple[int, int] | None = None,
-           bsld_threshold: float = metrics.BSLD_THRESHOLD, **read_options: Any) -> ReplayResult:
+           bsld_threshold: float = metrics.BSLD_THRESHOLD,
+           flexible: FlexibleJobs | None = None, power: PowerModel | None = None,
+           **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -86,6 +90,10 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             (submit, job number) order.  The slice starts on an empty machine at its first
             job's submit time; times are not shifted.
         bsld_threshold: tau of the bounded slowdown, seconds (> 0).
+        flexible: which trace jobs become moldable or malleable (workload synthesis,
+            :class:`malleo.flexible.FlexibleJobs`); None or fraction 0: all rigid.  How
+            they are resized is ``policy.malleability``.
+        power: the power model of the energy metrics (None: the defaults).
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -104,6 +112,10 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     policy = Policy() if policy is None else policy
     if not isinstance(policy, Policy):
         raise MalleoError(f"policy: expected a malleo.policy.Policy, got {type(policy).__name__}")
+    flexible = FlexibleJobs() if flexible is None else flexible
+    if not isinstance(flexible, FlexibleJobs):
+        raise MalleoError(f"flexible: expected a malleo.flexible.FlexibleJobs, "
+                          f"got {type(flexible).__name__}")
     if not bsld_threshold > 0:
         raise MalleoError(f"bsld_threshold: must be > 0 seconds, got {bsld_threshold}")
     node_procs = int(node_procs or 0)
@@ -151,15 +163,22 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
 
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
-    if policy.malleability.enabled:
+    if flexible.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
-        flex, core = _simulate_malleable(table, units, total_units, policy)
-        return malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
-                                meta, dropped, source, bsld_threshold)
-    core = _simulate(table, units, total_units, policy)
-    return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
-                   source, bsld_threshold)
+        flex, core = _simulate_malleable(table, units, total_units, policy, flexible)
+        result = malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
+                                  meta, dropped, source, bsld_threshold, flexible)
+    else:
+        core = _simulate(table, units, total_units, policy)
+        result = _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
+                         source, bsld_threshold)
+    from malleo.emulator.work_metrics import work_summary
+
+    executable = table["executable"].to_numpy() if "executable" in table.columns else None
+    result.summary.update(work_summary(result.jobs, executable, machine_procs,
+                                       result.summary.get("makespan"), power))
+    return result
 
 
 @dataclass
@@ -274,14 +293,15 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
 
 
 def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
-                        policy: Policy) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                        policy: Policy, flexible: FlexibleJobs
+                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
     malleable core's output for them."""
     from malleo._core.malleable_loop import simulate_malleable
     from malleo.emulator.flex import flexible_jobs
 
     flex = flexible_jobs(units, table["queue"].to_numpy(), table["user_id"].to_numpy(),
-                         int(total_units), policy.malleability)
+                         int(total_units), flexible, policy.malleability)
     core = simulate_malleable(
         table["submit_time"].to_numpy(np.int64), table["runtime"].to_numpy(np.int64),
         table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),

@@ -46,6 +46,8 @@ class ReplayResult:
         users: per-user ``jobs``, ``bsld_mean``, ``wait_mean``, indexed by user id.
         dropped: reason -> number of trace jobs not replayed.
         policy: the policy replayed.
+        flexible: the workload synthesis of a malleable replay (which jobs were made
+            flexible, :class:`malleo.flexible.FlexibleJobs`), None for a rigid replay.
         meta: the trace's metadata (from ``read_swf``) or None for a table.
         procs: processors of the machine (P).
         node_procs: processors per node on a node-exclusive machine, else 0.
@@ -72,6 +74,7 @@ class ReplayResult:
     node_procs: int
     source: str
     swf_table: pd.DataFrame = field(repr=False)
+    flexible: Any = None
     size_log: pd.DataFrame | None = field(default=None, repr=False)
     expander_log: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -98,8 +101,8 @@ class ReplayResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary, dropped counts and policy as JSON-ready plain data."""
-        return _plain({**self.summary, "policy": policy_to_dict(self.policy),
-                       "policy_name": self.policy.describe()})
+        return _plain({**self.summary, "policy": policy_to_dict(self.policy, self.flexible),
+                       "policy_name": self.policy.describe(self.flexible)})
 
     def to_csv(self, path: str | Path) -> None:
         """Write :attr:`jobs` as CSV (header row, no index)."""
@@ -130,7 +133,8 @@ class ReplayResult:
         meta.max_procs = self.procs
         if self.node_procs:
             meta.max_nodes = self.procs // self.node_procs
-        write_swf(path, table, meta, source=self.source, policy=self.policy.describe(),
+        write_swf(path, table, meta, source=self.source,
+                  policy=self.policy.describe(self.flexible),
                   start=self.jobs["start"].to_numpy())
 
     def write(self, path: str | Path) -> list[Path]:

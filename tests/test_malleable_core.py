@@ -21,7 +21,7 @@ def run(jobs, total, mal=None, **policy):
     rows = [tuple(j) + (0.0,) * (9 - len(j)) for j in jobs]
     c = list(zip(*rows))
     n = len(rows)
-    pol = Policy(malleability=mal or Malleability(fraction=1.0), **policy)
+    pol = Policy(malleability=mal or Malleability(), **policy)
     return simulate_malleable(np.array(c[0]), np.array(c[1]), np.array(c[2]), np.array(c[3]),
                               np.zeros(n), np.zeros(n), np.zeros(n), total, pol,
                               np.array(c[4]), np.array(c[5]), np.array(c[6]),
@@ -74,7 +74,7 @@ def test_all_rigid_equals_simulate(backfill, order, estimate):
                                       "queue", "partition")]
     n = len(t)
     pol = Policy(order=order, backfill=backfill, estimate=estimate,
-                 malleability=Malleability(fraction=1.0))
+                 malleability=Malleability())
     want = simulate(*cols, 256, pol)
     p = cols[3].astype(np.int32)
     got = simulate_malleable(*cols, 256, pol, np.zeros(n, np.uint8), p, p, np.zeros(n),
@@ -102,7 +102,7 @@ def test_fairshare_usage_is_charged_at_the_size_held(expand_mode):
     lo = np.where(kind == MALLEABLE, np.maximum(p // 2, 1), p).astype(np.int32)
     hi = np.where(kind == MALLEABLE, np.minimum(p * 2, 256), p).astype(np.int32)
     pol = Policy(order="multifactor", multifactor=Multifactor(half_life=10**15, calc_period=600),
-                 malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+                 malleability=Malleability(speedup="amdahl:0.05",
                                            reconfig_fixed=5, expand_mode=expand_mode))
     res = simulate_malleable(*cols, 256, pol, kind, lo, hi, np.full(n, 0.05), np.zeros(n))
     assert (res["n_expand"] + res["n_shrink"]).sum() > 100
@@ -113,7 +113,7 @@ def test_fairshare_usage_is_charged_at_the_size_held(expand_mode):
 
 @pytest.mark.parametrize("r, p0, total", [(1000, 4, 64), (999, 3, 10), (7, 1, 5), (3600, 8, 8)])
 def test_linear_alone_runs_r_p0_over_p(r, p0, total):
-    mal = Malleability(fraction=1.0, speedup="linear")
+    mal = Malleability(speedup="linear")
     res = run([(5, r, 2 * r, p0, MALLEABLE, 1, total)], total, mal)
     assert res["start"].tolist() == [5]
     assert res["end"].tolist() == [5 + math.ceil(r * p0 / total)]
@@ -122,7 +122,7 @@ def test_linear_alone_runs_r_p0_over_p(r, p0, total):
 
 @pytest.mark.parametrize("f, p0, total", [(0.05, 4, 64), (0.3, 2, 16), (0.0, 1, 4)])
 def test_amdahl_fixed_size_and_expansion_match_the_formula(f, p0, total):
-    mal = Malleability(fraction=1.0, speedup=f"amdahl:{f}")
+    mal = Malleability(speedup=f"amdahl:{f}")
     fixed = run([(0, 500, 500, p0, MALLEABLE, p0, p0, f)], total, mal)
     assert fixed["end"].tolist() == [500]
     grown = run([(0, 500, 500, p0, MALLEABLE, 1, total, f)], total, mal)
@@ -132,7 +132,7 @@ def test_amdahl_fixed_size_and_expansion_match_the_formula(f, p0, total):
 
 
 def test_reconfiguration_cost_delays_completion():
-    mal = Malleability(fraction=1.0, speedup="linear", reconfig_fixed=10, reconfig_per_proc=0.5)
+    mal = Malleability(speedup="linear", reconfig_fixed=10, reconfig_per_proc=0.5)
     res = run([(0, 800, 800, 2, MALLEABLE, 1, 8)], 8, mal)
     # expand 2 -> 8 at 0: cost ceil(10 + 0.5 x 6) = 13 s, then 1600 / 8 = 200 s
     assert res["end"].tolist() == [213]
@@ -141,7 +141,7 @@ def test_reconfiguration_cost_delays_completion():
 
 
 def test_dmr_shrinks_to_start_the_waiting_job():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    mal = Malleability(speedup="linear", policy="dmr")
     res = run([(0, 100, 100, 4, MALLEABLE, 2, 8), (10, 50, 50, 4, RIGID, 4, 4)], 8, mal)
     # A (work 400) grows to 8 at 0 (80 done by 10), shrinks to 4 at 10 for B (200 more
     # by 60), grows back to 8 when B ends: 120 left at rate 8 -> 15 s
@@ -152,7 +152,7 @@ def test_dmr_shrinks_to_start_the_waiting_job():
 
 
 def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    mal = Malleability(speedup="linear", policy="dmr")
     # at 5: A holds 8 of 8; B (8 procs) cannot start by shrinking A (min 4), C (2) can
     res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (5, 10, 10, 8, RIGID, 8, 8),
                (5, 10, 10, 2, RIGID, 2, 2)], 8, mal, backfill="none")
@@ -161,7 +161,7 @@ def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
 
 
 def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    mal = Malleability(speedup="linear", policy="dmr")
     # R holds 6, A 1; B (3) heads the queue, C (1) waits behind it under strict order:
     # the free processor is one C could use, so A (min 1) neither shrinks nor expands.
     res = run([(0, 1000, 1000, 6, RIGID, 6, 6), (0, 100, 100, 1, MALLEABLE, 1, 8),
@@ -172,7 +172,7 @@ def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
 
 
 def test_head_unblock_shrinks_lowest_priority_first():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="head-unblock")
+    mal = Malleability(speedup="linear", policy="head-unblock")
     # A (submitted first) and B hold 4 each; H needs 3: B (lower priority) gives 3
     res = run([(0, 100, 100, 4, MALLEABLE, 1, 4), (1, 100, 100, 4, MALLEABLE, 1, 4),
                (2, 10, 10, 3, RIGID, 3, 3)], 8, mal)
@@ -182,7 +182,7 @@ def test_head_unblock_shrinks_lowest_priority_first():
 
 
 def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    mal = Malleability(speedup="linear", policy="dmr", expand_mode="slurm")
     # 8 processors: F (2, 200 s), A (malleable 2 in [2, 4], 100 s), G (2, 50 s) and
     # R (2, 20 s) start at 0; H (4) arrives at 1 and waits (EASY shadow: G's end, 50).
     # At 20 R ends: 2 free that H cannot use, so dmr asks an expander for A: 2
@@ -201,7 +201,7 @@ def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
                     res["exp_time"].tolist(), res["exp_procs"].tolist(),
                     res["exp_est"].tolist())) == [(0, 1, 20, 2, 80), (1, 1, 60, 2, 80)]
     # in-place, A grows at 20 at once, shrinks back for H at 50, grows again at 60
-    inplace = run(rows, 8, Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    inplace = run(rows, 8, Malleability(speedup="linear", policy="dmr"))
     assert sizes(inplace, 1) == [(0, 2), (20, 4), (50, 2), (60, 4)]
     assert inplace["end"][1] == 65 and len(inplace["exp_event"]) == 0
 
@@ -211,7 +211,7 @@ def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
     cannot start), at 60 it starts the queued expander row, which merges into A."""
     from malleo._core import plan
 
-    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+    pol = Policy(malleability=Malleability(speedup="linear", policy="dmr",
                                            expand_mode="slurm", estimate_scaling="fixed"))
     running = {"procs": [2, 2, 2], "start": [0, 0, 0], "est": [200, 100, 50],
                "request": [200, 100, 50], "kind": [RIGID, MALLEABLE, RIGID],
@@ -230,7 +230,7 @@ def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
 
 
 def test_slurm_mode_expander_is_cancelled_when_its_job_ends_first():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    mal = Malleability(speedup="linear", policy="dmr", expand_mode="slurm")
     # as above, but A runs 60 s: its expander (2, estimate 40 s, would end at 60 > 50)
     # waits; H runs 50..60; at 60 A ends before the pass, so the expander is cancelled
     rows = [(0, 200, 200, 2, RIGID, 2, 2), (0, 60, 60, 2, MALLEABLE, 2, 4),
@@ -244,7 +244,7 @@ def test_slurm_mode_expander_is_cancelled_when_its_job_ends_first():
 
 
 def test_min_interval_and_checkin_points():
-    mal = Malleability(fraction=1.0, speedup="linear", min_interval=30, points="checkin",
+    mal = Malleability(speedup="linear", min_interval=30, points="checkin",
                        checkin_period=20)
     jobs = [(0, 200, 200, 4, MALLEABLE, 2, 8)] + [(t, 5, 5, 4, RIGID, 4, 4)
                                                   for t in (1, 21, 45, 70)]
@@ -281,7 +281,7 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
         if model.startswith("downey") else 0.0
     b = float(model.split(",")[1]) if model.startswith("downey") else 0.0
     rows = [r + (a, b) for r in rows]
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, reconfig_fixed=cost[0],
+    mal = Malleability(speedup=model, policy=policy, reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], power_of_two=pow2, min_interval=interval,
                        points=points, checkin_period=10, expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
@@ -325,7 +325,7 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
 
 
 def test_moldable_start_smaller_now_or_wait():
-    mal = Malleability(fraction=1.0, kind="moldable", speedup="linear", moldable_start=True,
+    mal = Malleability(speedup="linear", moldable_start=True,
                        policy="none")
     # R holds 6 of 8 until 100.  M (p0 4, 1..8): with estimate 40, 2 processors now end
     # it at 80, before 8 processors from 100 (ends 120): it starts now at 2.
@@ -336,7 +336,7 @@ def test_moldable_start_smaller_now_or_wait():
     wait = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 400, 400, 4, MOLDABLE, 1, 8)], 8, mal)
     assert wait["start"].tolist() == [0, 100]
     off = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 40, 40, 4, MOLDABLE, 1, 8)], 8,
-              Malleability(fraction=1.0, kind="moldable", speedup="linear", policy="none"))
+              Malleability(speedup="linear", policy="none"))
     assert off["start"].tolist() == [0, 100]
 
 
@@ -370,7 +370,7 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
         rows.append((submit, runtime, runtime + extra, p, kind,
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+    mal = Malleability(speedup=model, policy=policy, power_of_two=pow2,
                        estimate_scaling="fixed", moldable_start=moldable,
                        expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
@@ -455,7 +455,7 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
         rows.append((submit, runtime, runtime + extra, p, kind,
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+    mal = Malleability(speedup=model, policy=policy, power_of_two=pow2,
                        estimate_scaling="fixed", reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], min_interval=interval)
     res = run(rows, total, mal, backfill="none")

@@ -159,11 +159,12 @@ def overlapping_pairs(rectangles):
 
 @pytest.fixture(scope="module")
 def malleable():
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability
 
     table = generate_lublin(200, 32, seed=2)
-    return replay(table, Policy(malleability=Malleability(fraction=1.0, policy="dmr")),
-                  procs=32)
+    return replay(table, Policy(malleability=Malleability(policy="dmr")), procs=32,
+                  flexible=FlexibleJobs(fraction=1.0))
 
 
 def test_malleable_gantt_draws_size_changes_without_overlaps(malleable, tmp_path):

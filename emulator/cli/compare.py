@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from malleo.emulator.cli._options import (MALLEABILITY_OPTION_KEYS, apply_malleability_options,
-                                          malleability_options, parse_policy_spec, quiet_option,
+                                          malleability_options, parse_policy_spec,
+                                          power_from_options, power_options, quiet_option,
                                           read_options, workload_options)
 from malleo.emulator.cli._progress import Progress
 from malleo.errors import MalleoError
@@ -33,6 +34,7 @@ def _check_specs(_ctx, param, values):
               metavar="FILE", help="A policy file to compare (TOML). Repeatable.")
 @malleability_options
 @workload_options
+@power_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {name, summary, policy} instead of a table.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
@@ -46,30 +48,32 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
     Policies come from --policy specs, then --config files, in the order given; with
     neither, FCFS under each backfill mode (none, easy, conservative, slurm) is compared.
     The malleability options (--malleable etc.) apply to the --policy specs and the
-    defaults; a --config file keeps its own [malleability] table.
+    defaults; a --config file keeps its own [malleability] and [flexible] tables.
     """
     from malleo.emulator.formatting import compare_table
     from malleo.emulator.driver import load_workload, replay
-    from malleo.policy_file import load_policy
+    from malleo.policy_file import load_config
 
     from malleo.emulator.outputs import check_outputs
 
     check_outputs(dirs={"--plot": plot_dir})
+    power = power_from_options(**flex)
     flex = {k: v for k, v in flex.items() if k in MALLEABILITY_OPTION_KEYS}
-    policies = [(spec, apply_malleability_options(policy, **flex)) for spec, policy in specs]
-    policies += [(Path(path).name, load_policy(path)) for path in configs]
+    policies = [(spec, *apply_malleability_options(policy, **flex)) for spec, policy in specs]
+    policies += [(Path(path).name, *load_config(path)) for path in configs]
     if not policies:
-        policies = [(spec, apply_malleability_options(parse_policy_spec(spec), **flex))
+        policies = [(spec, *apply_malleability_options(parse_policy_spec(spec), **flex))
                     for spec in DEFAULT_SPECS]
     results = []
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
-        for i, (name, policy) in enumerate(policies, start=1):
+        for i, (name, policy, flexible) in enumerate(policies, start=1):
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
-                                  jobs=jobs, bsld_threshold=bsld_threshold))
-    names = _unique([name for name, _ in policies])
+                                  jobs=jobs, bsld_threshold=bsld_threshold,
+                                  flexible=flexible, power=power))
+    names = _unique([name for name, _, _ in policies])
     if plot_dir:
         from malleo.emulator.plots import processor_sizes, write_replay_plots
 

@@ -6,8 +6,9 @@ import json
 import click
 
 from malleo.emulator.cli._options import (apply_malleability_options, malleability_options,
-                                          policy_from_options, policy_options, quiet_option,
-                                          read_options, workload_options)
+                                          policy_from_options, policy_options, power_from_options,
+                                          power_options, quiet_option, read_options,
+                                          workload_options)
 from malleo.emulator.cli._progress import Progress
 from malleo.emulator.outputs import check_outputs
 
@@ -17,6 +18,7 @@ from malleo.emulator.outputs import check_outputs
 @policy_options
 @malleability_options
 @workload_options
+@power_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (and the policy) as JSON instead of a table.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
@@ -39,17 +41,19 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     from malleo.emulator.driver import load_workload, replay as run_replay
 
     # knob_values: one parameter per policy knob option (malleo.knobs)
-    policy = apply_malleability_options(policy_from_options(config, **knob_values),
-                                        **knob_values)
+    policy, flexible = apply_malleability_options(*policy_from_options(config, **knob_values),
+                                                  **knob_values)
     if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
-        progress.step(f"replaying {len(workload.table):,} jobs ({policy.describe()})")
+        name = policy.describe(flexible)
+        progress.step(f"replaying {len(workload.table):,} jobs ({name})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
-                            bsld_threshold=bsld_threshold)
+                            bsld_threshold=bsld_threshold, flexible=flexible,
+                            power=power_from_options(**knob_values))
         if out:
             progress.step(f"writing {out}")
             result.write(out)
@@ -60,8 +64,8 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             from malleo.emulator.plots import processor_sizes, write_replay_plots
 
             progress.step(f"plotting into {plot_dir}")
-            write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs,
-                               sizes={policy.describe(): processor_sizes(result)})
+            write_replay_plots({name: result.jobs}, plot_dir, procs=result.procs,
+                               sizes={name: processor_sizes(result)})
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:

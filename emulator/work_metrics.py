@@ -1,0 +1,160 @@
+"""Work, efficiency, resize and energy metrics of a replay, and their breakdowns per
+application and per size class (docs/metrics.md, "Work, efficiency and energy").
+
+Per job: ``held`` is the processor-seconds it held (a malleable job: each piece at its own
+size, reconfiguring included; a rigid one: ``alloc_procs x runtime``); ``useful`` is the
+work it needed measured at its trace size, ``alloc_procs x runtime`` (what it would have
+held running rigid at the size it asked for).  ``held - useful`` is what reconfiguring
+and running at less efficient sizes cost (negative when shrinking to a more efficient
+size saved processor time).  Times are seconds, work processor-hours, energy kWh.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from malleo.emulator.power import PowerModel
+
+__all__ = ["work_summary", "WORK_KEYS", "MALLEABLE_KEYS", "size_class", "BREAKDOWN_KEYS"]
+
+WORK_KEYS: dict[str, tuple[str, str, str | None]] = {
+    "proc_hours_held": ("processor-hours held", "proc-h", None),
+    "proc_hours_useful": ("processor-hours useful", "proc-h", None),
+    "parallel_efficiency": ("parallel efficiency", "", "higher"),
+    "utilization_useful": ("utilization (useful work)", "%", "higher"),
+    "energy_kwh": ("energy", "kWh", "lower"),
+}
+"""Summary keys of every replay: key -> (label, unit, better), in display order."""
+
+MALLEABLE_KEYS: dict[str, tuple[str, str, str | None]] = {
+    "workload_completion": ("workload completion", "s", "lower"),
+    "reconfigurations": ("reconfigurations", "", None),
+    "reconfig_time_total": ("time reconfiguring", "s", "lower"),
+    "resized_jobs": ("resized jobs", "", None),
+    "resized_jobs_faster": ("resized jobs faster than rigid", "", "higher"),
+    "resized_jobs_slower": ("resized jobs slower than rigid", "", "lower"),
+}
+"""Summary keys of a malleable replay (shown when present): key -> (label, unit, better)."""
+
+BREAKDOWN_KEYS = ("jobs", "wait_mean", "response_mean", "bsld_mean", "proc_hours_held",
+                  "proc_hours_useful", "parallel_efficiency", "resized_jobs")
+"""The keys of each group of ``by_application`` and ``by_size_class``."""
+
+
+def size_class(size: np.ndarray) -> np.ndarray:
+    """The size class of each (held) size in processors: ``1``, ``2``, ``3-4``, ``5-8``,
+    ..., ``2^(k-1)+1-2^k`` (powers of two; a size below 1 counts as 1)."""
+    size = np.maximum(np.asarray(size, dtype=np.int64), 1)
+    k = np.ceil(np.log2(size) - 1e-9).astype(np.int64)
+    k = np.maximum(k, 0)
+    hi = np.left_shift(1, k)
+    lo = np.where(k <= 1, hi, hi // 2 + 1)
+    return np.array([str(h) if l == h else f"{l}-{h}" for l, h in zip(lo, hi)], dtype=object)
+
+
+def _groups(keys: np.ndarray, jobs: pd.DataFrame, held: np.ndarray, useful: np.ndarray,
+            resized: np.ndarray, order: list[Any]) -> dict[str, dict[str, float]]:
+    frame = pd.DataFrame({"key": keys, "wait": jobs["wait"].to_numpy(),
+                          "response": jobs["response"].to_numpy(),
+                          "bsld": jobs["bsld"].to_numpy(), "held": held, "useful": useful,
+                          "resized": resized})
+    g = frame.groupby("key", sort=False)
+    agg = g.agg(jobs=("wait", "size"), wait_mean=("wait", "mean"),
+                response_mean=("response", "mean"), bsld_mean=("bsld", "mean"),
+                held=("held", "sum"), useful=("useful", "sum"), resized=("resized", "sum"))
+    out: dict[str, dict[str, float]] = {}
+    for key in order:
+        if key not in agg.index:
+            continue
+        row = agg.loc[key]
+        out[str(key)] = {
+            "jobs": int(row["jobs"]), "wait_mean": float(row["wait_mean"]),
+            "response_mean": float(row["response_mean"]), "bsld_mean": float(row["bsld_mean"]),
+            "proc_hours_held": float(row["held"]) / 3600.0,
+            "proc_hours_useful": float(row["useful"]) / 3600.0,
+            "parallel_efficiency": (float(row["useful"]) / float(row["held"])
+                                    if row["held"] > 0 else float("nan")),
+            "resized_jobs": int(row["resized"])}
+    return out
+
+
+def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_procs: int,
+                 makespan: float, power: PowerModel | None = None) -> dict[str, Any]:
+    """The summary additions of one replay.
+
+    Args:
+        jobs: the replay's job table (``ReplayResult.jobs``); a malleable replay's has
+            ``proc_seconds``, ``elapsed``, ``n_expand``, ``n_shrink``, ``reconfig_time``.
+        executable: SWF field 14 per job (application number, -1 unknown), or None.
+        machine_procs: P, processors.
+        makespan: seconds (the summary's).
+        power: the power model (None: the defaults).
+
+    Returns:
+        ``proc_hours_held``, ``proc_hours_useful``, ``parallel_efficiency`` (useful /
+        held), ``utilization_useful`` (useful / (P x makespan)), ``energy_kwh`` (=
+        ``energy_busy_kwh`` + ``energy_idle_kwh``), ``idle_watts``, ``busy_watts``,
+        ``by_application`` and ``by_size_class`` (groups of :data:`BREAKDOWN_KEYS`);
+        a malleable replay adds ``reconfigurations``, ``resized_jobs``,
+        ``resized_jobs_faster`` / ``resized_jobs_slower`` (resized jobs whose elapsed time
+        was below / above their runtime at the trace size: the resizes paid off or not,
+        by the speedup model the replay ran) and ``resize_time_saved`` (sum of runtime -
+        elapsed over resized jobs, s).
+    """
+    power = PowerModel() if power is None else power
+    n = len(jobs)
+    alloc = jobs["alloc_procs"].to_numpy(dtype=np.float64)
+    runtime = jobs["runtime"].to_numpy(dtype=np.float64)
+    useful = alloc * runtime
+    is_malleable = "proc_seconds" in jobs.columns
+    if is_malleable:
+        held = jobs["proc_seconds"].to_numpy(dtype=np.float64)
+        elapsed = jobs["elapsed"].to_numpy(dtype=np.float64)
+        moves = (jobs["n_expand"].to_numpy() + jobs["n_shrink"].to_numpy())
+        resized = moves > 0
+        # the size a job held, on average over its elapsed time (its trace size if 0 s)
+        size = np.where(elapsed > 0, np.rint(held / np.maximum(elapsed, 1.0)), alloc)
+    else:
+        held = useful
+        elapsed = runtime
+        moves = np.zeros(n, dtype=np.int64)
+        resized = np.zeros(n, dtype=bool)
+        size = alloc
+    total_held, total_useful = float(held.sum()), float(useful.sum())
+    span = float(makespan) if makespan is not None else float("nan")
+    capacity = machine_procs * span if span > 0 else float("nan")
+    busy, idle = (power.energy_kwh(total_held, capacity) if capacity > 0
+                  else (float("nan"), float("nan")))
+    out: dict[str, Any] = {
+        "proc_hours_held": total_held / 3600.0,
+        "proc_hours_useful": total_useful / 3600.0,
+        "parallel_efficiency": total_useful / total_held if total_held > 0 else float("nan"),
+        "utilization_useful": total_useful / capacity if capacity > 0 else float("nan"),
+        "energy_kwh": busy + idle,
+        "energy_busy_kwh": busy, "energy_idle_kwh": idle,
+        "idle_watts": power.idle_watts, "busy_watts": power.busy_watts,
+    }
+    if is_malleable:
+        out.update({
+            "reconfigurations": int(moves.sum()),
+            "resized_jobs": int(resized.sum()),
+            "resized_jobs_faster": int((resized & (elapsed < runtime)).sum()),
+            "resized_jobs_slower": int((resized & (elapsed > runtime)).sum()),
+            "resize_time_saved": int((runtime - elapsed)[resized].sum()),
+        })
+    if n:
+        apps = (np.asarray(executable, dtype=np.int64) if executable is not None
+                else np.full(n, -1, dtype=np.int64))
+        by_held = pd.Series(held).groupby(apps).sum().sort_values(ascending=False,
+                                                                  kind="stable")
+        out["by_application"] = _groups(apps, jobs, held, useful, resized.astype(np.int64),
+                                        list(by_held.index))
+        classes = size_class(size)
+        order = sorted(set(classes.tolist()), key=lambda c: int(c.split("-")[0]))
+        out["by_size_class"] = _groups(classes, jobs, held, useful,
+                                       resized.astype(np.int64), order)
+    else:
+        out["by_application"], out["by_size_class"] = {}, {}
+    return out
