@@ -233,3 +233,26 @@ def test_reconfig_endpoint_logs_in_the_same_format_and_when_it_stops(tmp_path):
     assert events[-1]["event"].startswith("reconfig endpoint stopped on SIGTERM")
     assert all(e["ts"].endswith("Z") for e in events)
     assert not sock.exists()
+
+
+@pytest.mark.parametrize("make", ["symlink", "group_writable", "file"])
+def test_an_unsafe_state_dir_is_refused_before_the_first_cycle(tmp_path, make):
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    target = tmp_path / "s"
+    if make == "symlink":
+        (tmp_path / "real").mkdir()
+        target.symlink_to(tmp_path / "real")
+    elif make == "group_writable":
+        target.mkdir()
+        target.chmod(0o775)
+    else:
+        target.write_text("")
+    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+                                   "--slurm-conf", str(tmp_path / "none.conf"),
+                                   "--state-dir", str(target), "--backend", "cli"],
+                             catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    assert (f"--state-dir {target}:" in out.output
+            or ("'--state-dir'" in out.output and "is a file" in out.output))
+    assert "Traceback" not in out.output
