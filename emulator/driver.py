@@ -71,7 +71,7 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            jobs: str | tuple[int, int] | None = None,
            bsld_threshold: float = metrics.BSLD_THRESHOLD,
            flexible: FlexibleJobs | None = None, power: PowerModel | None = None,
-           **read_options: Any) -> ReplayResult:
+           load: float | None = None, **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -94,6 +94,9 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             :class:`malleo.flexible.FlexibleJobs`); None or fraction 0: all rigid.  How
             they are resized is ``policy.malleability``.
         power: the power model of the energy metrics (None: the defaults).
+        load: a target offered load: the replayed jobs' arrivals (after the slice and the
+            dropped jobs, on the replayed machine) are scaled to reach it
+            (:mod:`malleo.emulator.load_scale`); None: as in the trace.
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -163,6 +166,14 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
 
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
+    runtime = table["runtime"].to_numpy()
+    load_scale = None
+    if load is not None:
+        from malleo.emulator.load_scale import rescale_submits
+
+        scaled, load_scale = rescale_submits(table["submit_time"].to_numpy(), alloc, runtime,
+                                             machine_procs, load)
+        table = table.assign(submit_time=scaled)
     if flexible.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
@@ -178,6 +189,12 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     executable = table["executable"].to_numpy() if "executable" in table.columns else None
     result.summary.update(work_summary(result.jobs, executable, machine_procs,
                                        result.summary.get("makespan"), power))
+    from malleo.emulator.load_scale import offered_load
+
+    result.summary["offered_load"] = offered_load(table["submit_time"].to_numpy(), alloc,
+                                                  runtime, machine_procs)
+    if load_scale is not None:
+        result.summary["load_scale"] = load_scale
     return result
 
 

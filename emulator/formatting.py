@@ -58,6 +58,11 @@ def replay_table(summary: dict[str, Any]) -> str:
     head = [("source", str(summary.get("source", ""))),
             ("machine", _machine(summary)),
             ("policy", str(summary.get("policy", "")))]
+    if summary.get("offered_load") is not None:
+        load = f"{summary['offered_load']:.3f}"
+        if summary.get("load_scale") is not None:
+            load += f" (arrivals scaled x{summary['load_scale']:.4g}, --load)"
+        head.append(("offered load", load))
     rows = [(label, format_metric(key, summary.get(key)))
             for key, (label, _unit, _better) in SUMMARY_KEYS.items()]
     rows = [(label, text + _dropped_detail(summary.get("dropped_by_reason", {})))

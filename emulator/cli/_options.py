@@ -140,6 +140,11 @@ def workload_options(func: Callable) -> Callable:
         click.option("--bsld-threshold", type=click.FloatRange(min=0, min_open=True),
                      default=10.0, show_default=True, metavar="SECONDS",
                      help="Threshold tau of the bounded slowdown."),
+        click.option("--load", "load", type=click.FloatRange(min=0, min_open=True, max=1000),
+                     default=None, metavar="RHO",
+                     help="Scale the replayed jobs' arrival times to reach offered load RHO "
+                          "(sum procs x runtime / (P x submit span); docs/traces.md). "
+                          "[default: as in the trace]"),
     ]
     for option in reversed(options):
         func = option(func)

@@ -41,7 +41,7 @@ def _check_specs(_ctx, param, values):
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
-            overrun, bsld_threshold, as_json, plot_dir, quiet, **flex) -> None:
+            overrun, bsld_threshold, load, as_json, plot_dir, quiet, **flex) -> None:
     """Replay TRACE (default: the embedded default workload) once per policy and print the
     metrics side by side, the best value of each metric marked with '*'.
 
@@ -72,7 +72,7 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
                                   jobs=jobs, bsld_threshold=bsld_threshold,
-                                  flexible=flexible, power=power))
+                                  flexible=flexible, power=power, load=load))
     names = _unique([name for name, _, _ in policies])
     if plot_dir:
         from malleo.emulator.plots import processor_sizes, write_replay_plots

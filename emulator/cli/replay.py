@@ -29,7 +29,7 @@ from malleo.emulator.outputs import check_outputs
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
 @quiet_option
 def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
-           bsld_threshold, as_json, out, swf_out, plot_dir, quiet, **knob_values) -> None:
+           bsld_threshold, load, as_json, out, swf_out, plot_dir, quiet, **knob_values) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
 
@@ -52,7 +52,7 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
         name = policy.describe(flexible)
         progress.step(f"replaying {len(workload.table):,} jobs ({name})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
-                            bsld_threshold=bsld_threshold, flexible=flexible,
+                            bsld_threshold=bsld_threshold, flexible=flexible, load=load,
                             power=power_from_options(**knob_values))
         if out:
             progress.step(f"writing {out}")
