@@ -302,3 +302,62 @@ def power_from_options(**values: Any):
     from malleo.emulator.power import PowerModel
 
     return PowerModel(**_given(_POWER_KNOBS, values))
+
+
+def parse_column_spec(spec: str) -> tuple[Policy, dict[str, Any], dict[str, Any]]:
+    """A ``malleo compare --policy`` column: ``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` followed
+    by ``;KEY=VALUE`` pairs, each KEY a knob of ``[malleability]`` or ``[flexible]``
+    (``fraction``, ``policy``, ``speedup``, ``reconfig_fixed``, ...; dotted
+    ``malleability.policy`` also), e.g. ``fcfs+easy;fraction=0.5;policy=head-unblock``.
+    An ``int list`` value is comma-separated (``users=3,7``), a boolean true/false.
+
+    Returns:
+        (policy without the pairs, [malleability] changes, [flexible] changes).
+
+    Raises:
+        MalleoError: a malformed pair, an unknown key or a bad value (naming it).
+    """
+    head, *pairs = [part.strip() for part in spec.split(";")]
+    policy = parse_policy_spec(head)
+    tables: dict[str, dict[str, Any]] = {"malleability": {}, "flexible": {}}
+    for pair in pairs:
+        key, sep, text = (p.strip() for p in pair.partition("="))
+        if not sep or not key:
+            raise MalleoError(f"{spec!r}: expected KEY=VALUE after ';', got {pair!r}")
+        table, _, name = key.rpartition(".")
+        found = [t for t in ((table,) if table else ("malleability", "flexible"))
+                 if name in table_knobs(t) and t in tables]
+        if not found:
+            allowed = [*table_knobs("malleability"), *table_knobs("flexible")]
+            raise MalleoError(f"{spec!r}: unknown key {key!r} (a [malleability] or "
+                              f"[flexible] knob: {', '.join(allowed)})")
+        k = table_knobs(found[0])[name]
+        try:
+            if k.type == "int":
+                value: Any = int(text, 10)
+            elif k.type == "float":
+                value = float(text)
+            elif k.type == "bool":
+                if text.lower() not in ("true", "false"):
+                    raise ValueError
+                value = text.lower() == "true"
+            elif k.type == "int list":
+                value = tuple(int(v, 10) for v in text.split(",") if v.strip())
+            else:
+                value = text
+        except ValueError:
+            raise MalleoError(f"{spec!r}: {key}={text!r} is not a {k.toml_type}") from None
+        try:
+            tables[found[0]][name] = k.check(value, f"{spec!r}: {k.key}")
+        except PolicyError as exc:
+            raise MalleoError(str(exc)) from None
+    return policy, tables["malleability"], tables["flexible"]
+
+
+def gantt_colour_option(func: Callable) -> Callable:
+    """``--gantt-colour user|kind|application``: what colours the Gantt chart's jobs."""
+    return click.option("--gantt-colour", type=click.Choice(("user", "kind", "application")),
+                        default="user", show_default=True,
+                        help="What colours the jobs of the Gantt chart (--plot): the SWF "
+                             "user, the job kind (rigid, moldable, malleable) or the "
+                             "application (SWF field 14).")(func)

@@ -9,6 +9,7 @@ from malleo.emulator.cli._options import (apply_malleability_options, malleabili
                                           policy_from_options, policy_options, power_from_options,
                                           power_options, quiet_option, read_options,
                                           workload_options)
+from malleo.emulator.cli._options import gantt_colour_option
 from malleo.emulator.cli._progress import Progress
 from malleo.emulator.outputs import check_outputs
 
@@ -27,9 +28,11 @@ from malleo.emulator.outputs import check_outputs
               help="Write the replayed schedule as an SWF trace (.swf or .swf.gz).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
+@gantt_colour_option
 @quiet_option
 def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
-           bsld_threshold, load, as_json, out, swf_out, plot_dir, quiet, **knob_values) -> None:
+           bsld_threshold, load, as_json, out, swf_out, plot_dir, gantt_colour, quiet,
+           **knob_values) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
 
@@ -61,11 +64,12 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             progress.step(f"writing {swf_out}")
             result.to_swf(swf_out)
         if plot_dir:
-            from malleo.emulator.plots import processor_sizes, write_replay_plots
+            from malleo.emulator.plots import applications, processor_sizes, write_replay_plots
 
             progress.step(f"plotting into {plot_dir}")
             write_replay_plots({name: result.jobs}, plot_dir, procs=result.procs,
-                               sizes={name: processor_sizes(result)})
+                               sizes={name: processor_sizes(result)}, colour=gantt_colour,
+                               applications={name: applications(result)})
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
