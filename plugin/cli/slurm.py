@@ -91,6 +91,10 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
         from malleo.emulator.outputs import check_socket_path
 
         check_socket_path(reconfig_socket, "--reconfig-socket")
+    if slurm_conf is not None and not Path(slurm_conf).is_file():
+        from malleo.errors import MalleoError
+
+        raise MalleoError(f"--slurm-conf/SLURM_CONF {slurm_conf}: no such file")
     state_dir = status_file.default_dir() if state_dir is None else Path(state_dir)
     try:
         status_file.private_dir(state_dir)          # checked before the first cycle
