@@ -458,16 +458,17 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
             axes.scatter(*zip(*pts), marker=marker, s=14, color="black", zorder=3,
                          label=f"{'expansion' if up else 'shrink'} ({len(pts):,})")
     n_flex = int(sum(flexible))
-    handles = [Patch(facecolor=KIND_COLOURS.get(k, "tab:grey"), edgecolor="black", lw=0.4,
-                     label=k) for k in sorted({str(kinds[j]) for j in inside})
-               ] if colour == "kind" else []
-    handles += axes.get_legend_handles_labels()[0]          # the resize marks
-    handles += [
+    marks_handles = axes.get_legend_handles_labels()[0]      # the resize marks
+    handles = [
         Patch(facecolor="lightgrey", edgecolor="black", lw=0.4,
               label=f"rigid job ({len(inside) - n_flex:,})"),
         Patch(facecolor="lightgrey", edgecolor="black", lw=0.4, hatch="//",
               label=f"malleable/moldable job ({n_flex:,}),\nhatched; height follows\n"
                     f"its size over time")]
+    if colour == "kind":
+        handles += [Patch(facecolor=KIND_COLOURS.get(k, "tab:grey"), edgecolor="black",
+                          lw=0.4, label=k) for k in sorted({str(kinds[j]) for j in inside})]
+    handles += marks_handles
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0),
                 fontsize="small", title="job kind")
     axes.set_xlim(0, span / scale)
