@@ -238,7 +238,7 @@ def test_replay_and_compare_plot_options_write_pngs(trace, tmp_path):
     assert result.exit_code == 0
     names = sorted(p.name for p in (tmp_path / "two").iterdir())
     assert names == ["bsld_classes.png", "gantt-fcfs_easy.png", "gantt-sjf_easy.png",
-                     "timeline.png", "wait_cdf.png"]
+                     "metrics.png", "timeline.png", "wait_cdf.png"]
     for path in (tmp_path / "two").iterdir():
         check_png(path)
 
