@@ -71,7 +71,8 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            jobs: str | tuple[int, int] | None = None,
            bsld_threshold: float = metrics.BSLD_THRESHOLD,
            flexible: FlexibleJobs | None = None, power: PowerModel | None = None,
-           load: float | None = None, **read_options: Any) -> ReplayResult:
+           load: float | None = None, breakdowns: bool = False,
+           **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -97,6 +98,8 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         load: a target offered load: the replayed jobs' arrivals (after the slice and the
             dropped jobs, on the replayed machine) are scaled to reach it
             (:mod:`malleo.emulator.load_scale`); None: as in the trace.
+        breakdowns: add the summary's ``applications``, ``by_application`` and
+            ``by_size_class`` (docs/metrics.md; the CLI always does).
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -188,7 +191,7 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
 
     executable = table["executable"].to_numpy() if "executable" in table.columns else None
     result.summary.update(work_summary(result.jobs, executable, machine_procs,
-                                       result.summary.get("makespan"), power))
+                                       result.summary.get("makespan"), power, breakdowns))
     from malleo.emulator.load_scale import offered_load
 
     result.summary["offered_load"] = offered_load(table["submit_time"].to_numpy(), alloc,

@@ -33,7 +33,8 @@ def test_rigid_work_energy_and_breakdowns_by_hand(tmp_path):
     # 50 s, application 9) waits for it and runs 100-150.  Held = useful = 400 + 400
     # processor-seconds; capacity 8 x 150 = 1200; idle 400 processor-seconds.
     trace = swf(tmp_path / "t.swf", [(1, 0, 100, 4, 7), (2, 0, 50, 8, 9)])
-    s = replay(str(trace), power=PowerModel(idle_watts=10, busy_watts=100)).summary
+    s = replay(str(trace), power=PowerModel(idle_watts=10, busy_watts=100),
+               breakdowns=True).summary
     assert s["makespan"] == 150
     assert s["proc_hours_held"] == pytest.approx(800 / 3600)
     assert s["proc_hours_useful"] == pytest.approx(800 / 3600)
@@ -57,7 +58,7 @@ def test_malleable_accounting_adds_up():
     the jobs' processor-seconds, the resize counts match the job columns."""
     res = replay(None, Policy(malleability=Malleability(reconfig_fixed=10,
                                                         reconfig_per_proc=0.5)),
-                 jobs="0:1200", flexible=FlexibleJobs(fraction=0.5))
+                 jobs="0:1200", flexible=FlexibleJobs(fraction=0.5), breakdowns=True)
     s, j = res.summary, res.jobs
     held = j["proc_seconds"].sum()
     assert s["proc_hours_held"] == pytest.approx(held / 3600)
@@ -75,6 +76,18 @@ def test_malleable_accounting_adds_up():
         assert sum(g["resized_jobs"] for g in groups) == s["resized_jobs"]
         assert sum(g["proc_hours_held"] for g in groups) == pytest.approx(held / 3600)
     assert s["reconfig_time_total"] > 0 and not math.isnan(s["energy_kwh"])
+    assert "by_application" not in replay(None, jobs="0:50").summary      # not asked
+
+
+def test_applications_beyond_the_cap_are_summed_as_other(tmp_path):
+    from malleo.emulator.work_metrics import MAX_GROUPS
+
+    rows = [(i + 1, i, 10 + i, 1, i) for i in range(MAX_GROUPS + 5)]
+    s = replay(str(swf(tmp_path / "t.swf", rows)), breakdowns=True).summary
+    apps = s["by_application"]
+    assert s["applications"] == MAX_GROUPS + 5 and len(apps) == MAX_GROUPS
+    assert list(apps)[0] == str(MAX_GROUPS + 4)           # the most processor-hours first
+    assert apps["other"]["jobs"] == 6 and sum(a["jobs"] for a in apps.values()) == len(rows)
 
 
 def test_power_model_is_checked_by_the_schema():

@@ -90,7 +90,8 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
                                   jobs=jobs, bsld_threshold=bsld_threshold,
-                                  flexible=flexible, power=power, load=load))
+                                  flexible=flexible, power=power, load=load,
+                                  breakdowns=True))
     names = _unique([name for name, _, _ in policies])
     if plot_dir:
         from malleo.emulator.plots import applications, processor_sizes, write_replay_plots

@@ -56,6 +56,7 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
         progress.step(f"replaying {len(workload.table):,} jobs ({name})")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold, flexible=flexible, load=load,
+                            breakdowns=True,
                             power=power_from_options(**knob_values))
         if out:
             progress.step(f"writing {out}")
