@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ from malleo.policy import Policy
 
 __all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
            "default_workload_name"]
+
+Progress = Callable[[int, int, int], object]
+"""A replay's progress callback: ``progress(jobs ended, jobs replayed, simulated time s)``."""
 
 DEFAULT_WORKLOAD: dict[str, int] = {"jobs": 10000, "procs": 256, "seed": 0}
 """The embedded default workload: ``generate_lublin(jobs, procs, seed)``."""
@@ -72,6 +75,7 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            bsld_threshold: float = metrics.BSLD_THRESHOLD,
            flexible: FlexibleJobs | None = None, power: PowerModel | None = None,
            load: float | None = None, breakdowns: bool = False,
+           progress: Progress | None = None,
            **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
@@ -100,6 +104,9 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             (:mod:`malleo.emulator.load_scale`); None: as in the trace.
         breakdowns: add the summary's ``applications``, ``by_application`` and
             ``by_size_class`` (docs/metrics.md; the CLI always does).
+        progress: None, or ``progress(ended, n, now)``, called by the core every few
+            thousand event times with the jobs ended so far, the jobs replayed and the
+            simulated time reached (seconds): see :func:`malleo._core.simulate`.
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -180,11 +187,12 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     if flexible.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
-        flex, core = _simulate_malleable(table, units, total_units, policy, flexible)
+        flex, core = _simulate_malleable(table, units, total_units, policy, flexible,
+                                          progress)
         result = malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
                                   meta, dropped, source, bsld_threshold, flexible)
     else:
-        core = _simulate(table, units, total_units, policy)
+        core = _simulate(table, units, total_units, policy, progress)
         result = _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
                          source, bsld_threshold)
     from malleo.emulator.work_metrics import work_summary
@@ -295,7 +303,7 @@ def _is_sorted(submit: np.ndarray, number: np.ndarray) -> bool:
 
 
 def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
-              policy: Policy) -> dict[str, np.ndarray]:
+              policy: Policy, progress: Progress | None = None) -> dict[str, np.ndarray]:
     from malleo._core import simulate
 
     def col(values, dtype):
@@ -309,11 +317,12 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
                     col(table["user_id"].to_numpy(), np.int32),
                     col(table["queue"].to_numpy(), np.int32),
                     col(table["partition"].to_numpy(), np.int32),
-                    int(total_units), policy)
+                    int(total_units), policy, progress=progress)
 
 
 def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
-                        policy: Policy, flexible: FlexibleJobs
+                        policy: Policy, flexible: FlexibleJobs,
+                        progress: Progress | None = None
                         ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
     malleable core's output for them."""
@@ -327,7 +336,8 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
         table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),
         table["user_id"].to_numpy(np.int32), table["queue"].to_numpy(np.int32),
         table["partition"].to_numpy(np.int32), int(total_units), policy, flex["kind"],
-        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"])
+        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"],
+        progress=progress)
     return flex, core
 
 

@@ -10,7 +10,7 @@ from malleo.emulator.cli._options import (apply_malleability_options, malleabili
                                           power_options, quiet_option, read_options,
                                           workload_options)
 from malleo.emulator.cli._options import gantt_colour_option
-from malleo.emulator.cli._progress import Progress
+from malleo.emulator.cli._progress import Progress, span_days
 from malleo.emulator.outputs import check_outputs
 
 
@@ -53,11 +53,11 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
         name = policy.describe(flexible)
-        progress.step(f"replaying {len(workload.table):,} jobs ({name})")
+        progress.step(f"replaying under {name}")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold, flexible=flexible, load=load,
-                            breakdowns=True,
-                            power=power_from_options(**knob_values))
+                            breakdowns=True, power=power_from_options(**knob_values),
+                            progress=progress.replay_counter(_origin(workload)))
         if out:
             progress.step(f"writing {out}")
             result.write(out)
@@ -71,7 +71,15 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             write_replay_plots({name: result.jobs}, plot_dir, procs=result.procs,
                                sizes={name: processor_sizes(result)}, colour=gantt_colour,
                                applications={name: applications(result)})
+        progress.finish(f"replayed {len(result.jobs):,} jobs under {name} in "
+                        f"{progress.elapsed:.1f} s ({span_days(result.jobs)} simulated)")
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(replay_table(result.summary))
+
+
+def _origin(workload) -> int:
+    """The first submit time of a loaded workload (seconds), the simulated clock's start."""
+    submit = workload.table["submit_time"]
+    return int(submit.min()) if len(submit) else 0
