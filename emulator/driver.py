@@ -198,8 +198,17 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     from malleo.emulator.work_metrics import work_summary
 
     executable = table["executable"].to_numpy() if "executable" in table.columns else None
+    unit = node_procs or 1
+    if flexible.enabled:        # the core's work done, every job under its speedup model
+        useful = np.asarray(core["work_done"], dtype=np.float64) * unit
+    else:                       # rigid: each job at its size under the policy's model
+        from malleo.emulator.work_metrics import rigid_work
+
+        useful = rigid_work(units, table["runtime"].to_numpy(), policy.malleability.speedup,
+                            unit)
     result.summary.update(work_summary(result.jobs, executable, machine_procs,
-                                       result.summary.get("makespan"), power, breakdowns))
+                                       result.summary.get("makespan"), power, breakdowns,
+                                       useful=useful))
     from malleo.emulator.load_scale import offered_load
 
     result.summary["offered_load"] = offered_load(table["submit_time"].to_numpy(), alloc,

@@ -3,10 +3,11 @@ application and per size class (docs/metrics.md, "Work, efficiency and energy").
 
 Per job: ``held`` is the processor-seconds it held (a malleable job: each piece at its own
 size, reconfiguring included; a rigid one: ``alloc_procs x runtime``); ``useful`` is the
-work it needed measured at its trace size, ``alloc_procs x runtime`` (what it would have
-held running rigid at the size it asked for).  ``held - useful`` is what reconfiguring
-and running at less efficient sizes cost (negative when shrinking to a more efficient
-size saved processor time).  Times are seconds, work processor-hours, energy kWh.
+processor-seconds of useful work it did: the speedup S(p) per second while holding p
+processors and not reconfiguring (single-processor-equivalent seconds; the malleable
+core's ``work_done``; in a rigid replay S(p) x runtime under the policy's speedup model,
+:func:`rigid_work`).  ``held - useful`` is what reconfiguring and the efficiency lost to
+a poor speedup cost.  Times are seconds, work processor-hours, energy kWh.
 """
 from __future__ import annotations
 
@@ -46,6 +47,28 @@ executable apart: SDSC-SP2 has 48,626)."""
 BREAKDOWN_KEYS = ("jobs", "wait_mean", "response_mean", "bsld_mean", "proc_hours_held",
                   "proc_hours_useful", "parallel_efficiency", "resized_jobs")
 """The keys of each group of ``by_application`` and ``by_size_class``."""
+
+
+def rigid_work(units: np.ndarray, runtime: np.ndarray, speedup: str, unit: int = 1
+               ) -> np.ndarray:
+    """Useful processor-seconds of rigid jobs: ``S(units) x runtime x unit`` under the
+    speedup model ``speedup`` (``malleability.speedup``; a ``LO~HI`` parameter at its
+    midpoint, as the live side takes it), ``units`` the allocation units held (processors,
+    or nodes of ``unit`` processors)."""
+    from malleo.emulator.flex import speedup_value
+    from malleo.policy import parse_speedup
+
+    model, params = parse_speedup(speedup)
+    a, b = ([(lo + hi) / 2.0 for lo, hi in params] + [0.0, 0.0])[:2]
+    p = np.maximum(np.asarray(units, dtype=np.float64), 1.0)
+    if model == "linear":
+        rate = p
+    elif model == "amdahl":
+        rate = 1.0 / (a + (1.0 - a) / p)
+    else:
+        values, where = np.unique(p, return_inverse=True)
+        rate = np.array([speedup_value(model, v, a, b) for v in values])[where]
+    return rate * np.asarray(runtime, dtype=np.float64) * unit
 
 
 def size_class(size: np.ndarray) -> np.ndarray:
@@ -89,7 +112,8 @@ def _groups(keys: np.ndarray, jobs: pd.DataFrame, held: np.ndarray, useful: np.n
 
 def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_procs: int,
                  makespan: float, power: PowerModel | None = None,
-                 breakdowns: bool = True) -> dict[str, Any]:
+                 breakdowns: bool = True, useful: np.ndarray | None = None
+                 ) -> dict[str, Any]:
     """The summary additions of one replay.
 
     Args:
@@ -101,6 +125,8 @@ def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_proc
         power: the power model (None: the defaults).
         breakdowns: also the per-application and per-size-class groups (the scalar keys
             cost microseconds; the groups tens of milliseconds on 50,000 jobs).
+        useful: processor-seconds of useful work per job (module docstring); None: the
+            work at the trace size, ``alloc_procs x runtime`` (linear speedup).
 
     Returns:
         ``proc_hours_held``, ``proc_hours_useful``, ``parallel_efficiency`` (useful /
@@ -119,7 +145,7 @@ def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_proc
     n = len(jobs)
     alloc = jobs["alloc_procs"].to_numpy(dtype=np.float64)
     runtime = jobs["runtime"].to_numpy(dtype=np.float64)
-    useful = alloc * runtime
+    useful = alloc * runtime if useful is None else np.asarray(useful, dtype=np.float64)
     is_malleable = "proc_seconds" in jobs.columns
     if is_malleable:
         held = jobs["proc_seconds"].to_numpy(dtype=np.float64)
@@ -129,7 +155,7 @@ def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_proc
         # the size a job held, on average over its elapsed time (its trace size if 0 s)
         size = np.where(elapsed > 0, np.rint(held / np.maximum(elapsed, 1.0)), alloc)
     else:
-        held = useful
+        held = alloc * runtime
         elapsed = runtime
         moves = np.zeros(n, dtype=np.int64)
         resized = np.zeros(n, dtype=bool)

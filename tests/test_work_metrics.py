@@ -33,7 +33,8 @@ def test_rigid_work_energy_and_breakdowns_by_hand(tmp_path):
     # 50 s, application 9) waits for it and runs 100-150.  Held = useful = 400 + 400
     # processor-seconds; capacity 8 x 150 = 1200; idle 400 processor-seconds.
     trace = swf(tmp_path / "t.swf", [(1, 0, 100, 4, 7), (2, 0, 50, 8, 9)])
-    s = replay(str(trace), power=PowerModel(idle_watts=10, busy_watts=100),
+    linear = Policy(malleability=Malleability(speedup="linear"))
+    s = replay(str(trace), linear, power=PowerModel(idle_watts=10, busy_watts=100),
                breakdowns=True).summary
     assert s["makespan"] == 150
     assert s["proc_hours_held"] == pytest.approx(800 / 3600)
@@ -51,6 +52,25 @@ def test_rigid_work_energy_and_breakdowns_by_hand(tmp_path):
     assert apps["9"]["proc_hours_held"] == pytest.approx(400 / 3600)
     assert list(s["by_size_class"]) == ["3-4", "5-8"]
     assert s["by_size_class"]["5-8"]["bsld_mean"] == 3.0
+    # under Amdahl F = 0.5 (the policy's model), useful = S(4) x 100 + S(8) x 50
+    amdahl = replay(str(trace), Policy(malleability=Malleability(speedup="amdahl:0.5")))
+    useful = 100 / (0.5 + 0.5 / 4) + 50 / (0.5 + 0.5 / 8)
+    assert amdahl.summary["proc_hours_useful"] == pytest.approx(useful / 3600)
+    assert amdahl.summary["parallel_efficiency"] == pytest.approx(useful / 800)
+    assert amdahl.summary["proc_hours_held"] == s["proc_hours_held"]
+
+
+def test_rigid_work_models():
+    from malleo.emulator.flex import speedup_value
+    from malleo.emulator.work_metrics import rigid_work
+
+    units, runtime = np.array([1, 4, 16]), np.array([10, 10, 10])
+    assert rigid_work(units, runtime, "linear").tolist() == [10, 40, 160]
+    assert rigid_work(units, runtime, "linear", unit=4).tolist() == [40, 160, 640]
+    assert rigid_work(units, runtime, "amdahl:0.1~0.3") == pytest.approx(
+        [10 / (0.2 + 0.8 / p) for p in (1, 4, 16)])
+    assert rigid_work(units, runtime, "downey:8,0.5") == pytest.approx(
+        [10 * speedup_value("downey", p, 8, 0.5) for p in (1, 4, 16)])
 
 
 def test_malleable_accounting_adds_up():
@@ -62,8 +82,9 @@ def test_malleable_accounting_adds_up():
     s, j = res.summary, res.jobs
     held = j["proc_seconds"].sum()
     assert s["proc_hours_held"] == pytest.approx(held / 3600)
-    useful = (j["alloc_procs"] * j["runtime"]).sum()
-    assert s["parallel_efficiency"] == pytest.approx(useful / held)
+    assert s["parallel_efficiency"] == pytest.approx(s["proc_hours_useful"]
+                                                     / s["proc_hours_held"])
+    assert s["parallel_efficiency"] < 1          # Amdahl 0.05 and 10 s per reconfiguration
     resized = (j["n_expand"] + j["n_shrink"]) > 0
     assert s["resized_jobs"] == resized.sum() > 0
     assert s["resized_jobs_faster"] == (resized & (j["elapsed"] < j["runtime"])).sum()
@@ -76,6 +97,12 @@ def test_malleable_accounting_adds_up():
         assert sum(g["resized_jobs"] for g in groups) == s["resized_jobs"]
         assert sum(g["proc_hours_held"] for g in groups) == pytest.approx(held / 3600)
     assert s["reconfig_time_total"] > 0 and not math.isnan(s["energy_kwh"])
+    # linear speedup and no cost: the work done is the work demanded (to a second of
+    # work at the final size), all of it useful
+    free = replay(None, Policy(malleability=Malleability(speedup="linear")), jobs="0:1200",
+                  flexible=FlexibleJobs(fraction=0.5)).summary
+    demanded = (j["alloc_procs"] * j["runtime"]).sum() / 3600
+    assert free["proc_hours_useful"] == pytest.approx(demanded, rel=1e-3)
     assert "by_application" not in replay(None, jobs="0:50").summary      # not asked
 
 
