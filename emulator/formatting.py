@@ -71,6 +71,10 @@ def replay_table(summary: dict[str, Any]) -> str:
         index = list(SUMMARY_KEYS).index("utilization") + 1
         rows.insert(index, ("utilization (used procs)",
                             format_metric("utilization", summary["utilization_used"])))
+    if "utilization_useful" in summary:
+        index = list(SUMMARY_KEYS).index("utilization") + 1
+        rows.insert(index, ("utilization (useful work)",
+                            format_metric("utilization", summary["utilization_useful"])))
     if "reconfigurations_expand" in summary:      # a malleable replay (docs/malleability.md)
         head.append(("malleability", f"{summary.get('malleability', '')}"))
         rows += [("workload completion", format_metric("makespan",
@@ -92,7 +96,7 @@ def replay_table(summary: dict[str, Any]) -> str:
                                          f"at their trace size; net "
                                          f"{summary['resize_time_saved']:,} s saved)"))
     for key, (label, _unit, _better) in WORK_KEYS.items():
-        if key in summary:
+        if key in summary and key != "utilization_useful":     # shown beside utilization
             text = format_metric(key, summary[key])
             if key == "energy_kwh" and not _is_missing(summary[key]):
                 text += (f" (busy {summary['energy_busy_kwh']:,.2f}, idle "

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing import Callable
+
 import numpy as np
-import pandas as pd
 
 from malleo.emulator.power import PowerModel
 
@@ -81,25 +82,25 @@ def size_class(size: np.ndarray) -> np.ndarray:
     return labels[k]
 
 
-def _groups(keys: np.ndarray, jobs: pd.DataFrame, held: np.ndarray, useful: np.ndarray,
-            resized: np.ndarray, order: list[Any]) -> dict[str, dict[str, float]]:
-    """Per distinct key (in ``order``): the :data:`BREAKDOWN_KEYS` of its jobs (one
-    vectorised pass with ``pd.factorize`` and ``bincount``)."""
-    code, uniq = pd.factorize(np.asarray(keys))
-    m = len(uniq)
+def _groups(code: np.ndarray, labels: list[str], column: Callable[[str], np.ndarray],
+            held: np.ndarray, useful: np.ndarray, resized: np.ndarray,
+            order: list[int]) -> dict[str, dict[str, float]]:
+    """Per group (``code`` 0..len(labels)-1 per job; reported in ``order``): the
+    :data:`BREAKDOWN_KEYS` of its jobs (one vectorised pass with ``bincount``; numpy
+    only, so a replay that prints its summary imports no pandas)."""
+    m = len(labels)
 
     def total(values) -> np.ndarray:
         return np.bincount(code, weights=np.asarray(values, dtype=np.float64), minlength=m)
 
     count = np.bincount(code, minlength=m)
-    wait, response = total(jobs["wait"].to_numpy()), total(jobs["response"].to_numpy())
-    bsld, h, u, r = (total(jobs["bsld"].to_numpy()), total(held), total(useful),
-                     total(resized))
-    where = {key: i for i, key in enumerate(np.asarray(uniq).tolist())}
+    wait, response, bsld = (total(column(c)) for c in ("wait", "response", "bsld"))
+    h, u, r = total(held), total(useful), total(resized)
     out: dict[str, dict[str, float]] = {}
-    for key in order:
-        i = where[key]
-        out[str(key)] = {
+    for i in order:
+        if not count[i]:
+            continue
+        out[labels[i]] = {
             "jobs": int(count[i]), "wait_mean": float(wait[i] / count[i]),
             "response_mean": float(response[i] / count[i]),
             "bsld_mean": float(bsld[i] / count[i]),
@@ -110,15 +111,18 @@ def _groups(keys: np.ndarray, jobs: pd.DataFrame, held: np.ndarray, useful: np.n
     return out
 
 
-def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_procs: int,
+def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
+                 executable: np.ndarray | None, machine_procs: int,
                  makespan: float, power: PowerModel | None = None,
                  breakdowns: bool = True, useful: np.ndarray | None = None
                  ) -> dict[str, Any]:
     """The summary additions of one replay.
 
     Args:
-        jobs: the replay's job table (``ReplayResult.jobs``); a malleable replay's has
-            ``proc_seconds``, ``elapsed``, ``n_expand``, ``n_shrink``, ``reconfig_time``.
+        column: a job column by name (``ReplayResult.column``: no DataFrame built); a
+            malleable replay's has ``proc_seconds``, ``elapsed``, ``n_expand``,
+            ``n_shrink``.
+        is_malleable: the replay ran the malleable core.
         executable: SWF field 14 per job (application number, -1 unknown), or None.
         machine_procs: P, processors.
         makespan: seconds (the summary's).
@@ -142,15 +146,14 @@ def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_proc
         elapsed over resized jobs, s).
     """
     power = PowerModel() if power is None else power
-    n = len(jobs)
-    alloc = jobs["alloc_procs"].to_numpy(dtype=np.float64)
-    runtime = jobs["runtime"].to_numpy(dtype=np.float64)
+    alloc = np.asarray(column("alloc_procs"), dtype=np.float64)
+    runtime = np.asarray(column("runtime"), dtype=np.float64)
+    n = len(alloc)
     useful = alloc * runtime if useful is None else np.asarray(useful, dtype=np.float64)
-    is_malleable = "proc_seconds" in jobs.columns
     if is_malleable:
-        held = jobs["proc_seconds"].to_numpy(dtype=np.float64)
-        elapsed = jobs["elapsed"].to_numpy(dtype=np.float64)
-        moves = (jobs["n_expand"].to_numpy() + jobs["n_shrink"].to_numpy())
+        held = np.asarray(column("proc_seconds"), dtype=np.float64)
+        elapsed = np.asarray(column("elapsed"), dtype=np.float64)
+        moves = (np.asarray(column("n_expand")) + np.asarray(column("n_shrink")))
         resized = moves > 0
         # the size a job held, on average over its elapsed time (its trace size if 0 s)
         size = np.where(elapsed > 0, np.rint(held / np.maximum(elapsed, 1.0)), alloc)
@@ -189,19 +192,21 @@ def work_summary(jobs: pd.DataFrame, executable: np.ndarray | None, machine_proc
         per_app = np.bincount(code, weights=held, minlength=len(uniq))
         ranked = np.argsort(-per_app, kind="stable")
         out["applications"] = int(len(uniq))
+        labels = [str(a) for a in uniq.tolist()]
         if len(uniq) > MAX_GROUPS:
-            keep = np.zeros(len(uniq), dtype=bool)
-            keep[ranked[:MAX_GROUPS - 1]] = True
-            labels = np.where(keep[code], apps.astype(object), "other")
-            order = [*uniq[ranked[:MAX_GROUPS - 1]].tolist(), "other"]
+            other = np.ones(len(uniq), dtype=bool)
+            other[ranked[:MAX_GROUPS - 1]] = False
+            code = np.where(other[code], len(uniq), code)      # one extra group: "other"
+            labels.append("other")
+            order = [*ranked[:MAX_GROUPS - 1].tolist(), len(uniq)]
         else:
-            labels, order = apps, uniq[ranked].tolist()
-        out["by_application"] = _groups(labels, jobs, held, useful, resized.astype(np.int64),
-                                        order)
-        classes = size_class(size)
-        order = sorted(set(classes.tolist()), key=lambda c: int(c.split("-")[0]))
-        out["by_size_class"] = _groups(classes, jobs, held, useful,
-                                       resized.astype(np.int64), order)
+            order = ranked.tolist()
+        res = resized.astype(np.int64)
+        out["by_application"] = _groups(code, labels, column, held, useful, res, order)
+        k = np.maximum(np.ceil(np.log2(np.maximum(size, 1)) - 1e-9).astype(np.int64), 0)
+        names = size_class(np.left_shift(1, np.arange(int(k.max(initial=0)) + 1)))
+        out["by_size_class"] = _groups(k, [str(x) for x in names], column, held, useful,
+                                       res, list(range(len(names))))
     elif breakdowns:
         out["applications"], out["by_application"], out["by_size_class"] = 0, {}, {}
     return out
