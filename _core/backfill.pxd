@@ -28,6 +28,61 @@ cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
         s.resv_first[j] = when
 
 
+cdef inline bint _cand_before(const rent_t* a, const rent_t* b) noexcept nogil:
+    """SJBF candidate order: (estimate, queue position)."""
+    return a.resv < b.resv or (a.resv == b.resv and a.pos < b.pos)
+
+
+cdef inline void _cand_sift(rent_t* h, intp_t i, intp_t n) noexcept nogil:
+    """Sift h[i] down the binary min-heap h[:n]."""
+    cdef rent_t x = h[i]
+    cdef intp_t c
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _cand_before(&h[c + 1], &h[c]):
+            c += 1
+        if not _cand_before(&h[c], &x):
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = x
+
+
+cdef inline intp_t sjf_candidates(sched_t* s, intp_t lo, procs_t max_procs,
+                                  simtime_t short_est, procs_t max_long_procs) noexcept nogil:
+    """SJBF (issue 18): the queue positions lo..n_wait-1 of the jobs that may still start
+    in this pass (at most ``max_procs`` processors, and an estimate of at most
+    ``short_est`` or at most ``max_long_procs`` processors; both bounds only shrink during
+    a pass), into s.rtmp as a binary min-heap on (estimate, queue position); returns how
+    many.  One scan plus an O(m) heapify; cand_pop then yields them in order, O(log m)
+    each, and a pass pops only until the machine is full (not a full sort per pass)."""
+    cdef intp_t q, j, i
+    cdef intp_t m = 0
+    for q in range(lo, s.n_wait):
+        j = s.wait[q]
+        if s.procs[j] <= max_procs and (s.est[j] <= short_est or s.procs[j] <= max_long_procs):
+            s.rtmp[m].resv = s.est[j]
+            s.rtmp[m].pos = q
+            m += 1
+    i = m // 2
+    while i > 0:
+        i -= 1
+        _cand_sift(s.rtmp, i, m)
+    return m
+
+
+cdef inline intp_t cand_pop(rent_t* h, intp_t n) noexcept nogil:
+    """The queue position of the first of the n > 0 candidates of the heap h; h[:n - 1]
+    stays a heap of the others."""
+    cdef intp_t pos = h[0].pos
+    h[0] = h[n - 1]
+    if n > 2:
+        _cand_sift(h, 0, n - 1)
+    return pos
+
+
 cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
     """EASY (Mu'alem and Feitelson 2001): reserve the head at the shadow time, then start
     later jobs that fit now and either end by the shadow time or fit in the extra
@@ -54,14 +109,14 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
         k += 1
     extra = avail - need
     give_reservation(s, head, shadow)
-    # candidates: queue positions head_pos + 1.. in queue order, or (SJBF) those that fit
-    # the free processors now, by (estimate, queue position) in s.rtmp
+    # candidates: queue positions head_pos + 1.. in queue order, or (SJBF) those that may
+    # start, popped from a heap on (estimate, queue position)
     if is_sjf:
-        m = sjf_candidates(s, head_pos + 1, s.free) if s.free > 0 else 0
+        m = sjf_candidates(s, head_pos + 1, s.free, shadow - s.now, extra) if s.free > 0 else 0
     for i in range(m):
         if s.free == 0:
             break
-        q = s.rtmp[i].pos if is_sjf else head_pos + 1 + i
+        q = cand_pop(s.rtmp, m - i) if is_sjf else head_pos + 1 + i
         j = s.wait[q]
         if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
             if s.now + s.est[j] > shadow:
@@ -232,22 +287,6 @@ cdef inline int _rent_cmp(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef inline intp_t sjf_candidates(sched_t* s, intp_t lo, procs_t max_procs) noexcept nogil:
-    """SJBF (issue 18): the queue positions lo..n_wait-1 of the jobs of at most
-    ``max_procs`` processors, into s.rtmp sorted by (planning estimate, queue position);
-    returns how many.  One filtering scan plus an O(m log m) sort of the m kept: jobs
-    wider than the free processors cannot start in the pass and need no place."""
-    cdef intp_t q, j
-    cdef intp_t m = 0
-    for q in range(lo, s.n_wait):
-        j = s.wait[q]
-        if s.procs[j] <= max_procs:
-            s.rtmp[m].resv = s.est[j]
-            s.rtmp[m].pos = q
-            m += 1
-    qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
-    return m
-
 
 cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Re-plan every waiting job in the profile: holders of a reservation first (by that
@@ -307,14 +346,15 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef bint down = s.is_bf_round_down
     cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef intp_t i
+    cdef intp_t m = 0
     build_profile(s, 1 if down else res)
-    if is_sjf and head_pos + 1 < s.n_wait:
-        sjf_candidates(s, head_pos + 1, s.total)
+    if is_sjf:
+        m = sjf_candidates(s, head_pos + 1, s.total, INT64_MAX, s.total)
     for i in range(s.n_wait - head_pos):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
-        # the head first; behind it queue order, or (SJBF) s.rtmp's (estimate, position)
-        q = s.rtmp[i - 1].pos if is_sjf and i > 0 else head_pos + i
+        # the head first; behind it queue order, or (SJBF) popped by (estimate, position)
+        q = cand_pop(s.rtmp, m - i + 1) if is_sjf and i > 0 else head_pos + i
         j = s.wait[q]
         hold = hold_time(s.est[j])
         # free at now is exact in the lazy profile: most of a long queue stops here
