@@ -252,12 +252,13 @@ class Policy:
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """A short human name, e.g. ``fcfs+easy`` or ``sjf+slurm(K=500)``."""
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates)."""
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
-        if self.backfill_order != "queue":
-            name += f"+{self.backfill_order}bf"
+        if self.backfill_order == "sjf":
+            name += "+sjbf"             # shortest-job backfill first
         if self.estimate != "request":
             name += f"/{self.estimate}"
         if self.malleability.enabled:

@@ -88,7 +88,7 @@ def test_policy_file_and_describe():
     policy = loads_policy('backfill = "easy"\nbackfill_order = "sjf"\n')
     assert policy.backfill_order == "sjf" and policy.core.backfill_order == 1
     assert Policy().core.backfill_order == 0
-    assert policy.describe() == "fcfs+easy+sjfbf"
+    assert policy.describe() == "fcfs+easy+sjbf"
     assert loads_policy(dump_policy(policy)) == policy
     with pytest.raises(PolicyError, match=r"site.toml:2: backfill_order: must be one of "
                                           r"queue, sjf, got 'shortest'"):
@@ -99,7 +99,7 @@ def test_command_line_option(tmp_path):
     short = ["--jobs", "0:300", "--quiet", "--json"]
     queue = json.loads(invoke("replay", *short).output)
     sjbf = json.loads(invoke("replay", *short, "--backfill-order", "sjf").output)
-    assert sjbf["policy"]["backfill_order"] == "sjf" and sjbf["policy_name"] == "fcfs+easy+sjfbf"
+    assert sjbf["policy"]["backfill_order"] == "sjf" and sjbf["policy_name"] == "fcfs+easy+sjbf"
     assert queue["policy"]["backfill_order"] == "queue"
     config = tmp_path / "p.toml"
     config.write_text('backfill_order = "sjf"\n')
