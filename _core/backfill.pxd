@@ -96,7 +96,8 @@ cdef inline void bfo_drop_started(sched_t* s) noexcept nogil:
 
 
 cdef inline intp_t queue_pos(const sched_t* s, intp_t j) noexcept nogil:
-    """The queue position of waiting job j (binary search of the ordered queue)."""
+    """The queue position of waiting job j: a binary search of the ordered queue, a scan
+    when the queue is not in key order (the malleable kernel)."""
     cdef intp_t lo = 0
     cdef intp_t hi = s.n_wait
     cdef intp_t mid
@@ -113,6 +114,13 @@ cdef inline intp_t queue_pos(const sched_t* s, intp_t j) noexcept nogil:
             lo = mid + 1
         else:
             hi = mid
+    if lo < s.n_wait and s.wait[lo] == j:
+        return lo
+    # not in key order: the malleable kernel's start_waiting marks the whole queue ordered
+    # (n_sorted = n_wait) while expanders queued after the pass sit unordered at its tail
+    for lo in range(s.n_wait):
+        if s.wait[lo] == j:
+            break
     return lo
 
 
