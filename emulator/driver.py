@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ from malleo.policy import Policy
 
 __all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
            "default_workload_name"]
+
+Progress = Callable[[int, int, int], object]
+"""A replay's progress callback: ``progress(jobs ended, jobs replayed, simulated time s)``."""
 
 DEFAULT_WORKLOAD: dict[str, int] = {"jobs": 10000, "procs": 256, "seed": 0}
 """The embedded default workload: ``generate_lublin(jobs, procs, seed)``."""
@@ -67,7 +70,8 @@ def parse_slice(jobs: str | tuple[int, int] | None) -> tuple[int, int] | None:
 def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            policy: Policy | None = None, *, procs: int | None = None, node_procs: int = 0,
            jobs: str | tuple[int, int] | None = None,
-           bsld_threshold: float = metrics.BSLD_THRESHOLD, **read_options: Any) -> ReplayResult:
+           bsld_threshold: float = metrics.BSLD_THRESHOLD, progress: Progress | None = None,
+           **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -86,6 +90,9 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             (submit, job number) order.  The slice starts on an empty machine at its first
             job's submit time; times are not shifted.
         bsld_threshold: tau of the bounded slowdown, seconds (> 0).
+        progress: None, or ``progress(ended, n, now)``, called by the core every few
+            thousand event times with the jobs ended so far, the jobs replayed and the
+            simulated time reached (seconds): see :func:`malleo._core.simulate`.
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -154,10 +161,10 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     if policy.malleability.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
-        flex, core = _simulate_malleable(table, units, total_units, policy)
+        flex, core = _simulate_malleable(table, units, total_units, policy, progress)
         return malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
                                 meta, dropped, source, bsld_threshold)
-    core = _simulate(table, units, total_units, policy)
+    core = _simulate(table, units, total_units, policy, progress)
     return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
                    source, bsld_threshold)
 
@@ -256,7 +263,7 @@ def _is_sorted(submit: np.ndarray, number: np.ndarray) -> bool:
 
 
 def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
-              policy: Policy) -> dict[str, np.ndarray]:
+              policy: Policy, progress: Progress | None = None) -> dict[str, np.ndarray]:
     from malleo._core import simulate
 
     def col(values, dtype):
@@ -270,11 +277,12 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
                     col(table["user_id"].to_numpy(), np.int32),
                     col(table["queue"].to_numpy(), np.int32),
                     col(table["partition"].to_numpy(), np.int32),
-                    int(total_units), policy)
+                    int(total_units), policy, progress=progress)
 
 
 def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
-                        policy: Policy) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                        policy: Policy, progress: Progress | None = None
+                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
     malleable core's output for them."""
     from malleo._core.malleable_loop import simulate_malleable
@@ -287,7 +295,8 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
         table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),
         table["user_id"].to_numpy(np.int32), table["queue"].to_numpy(np.int32),
         table["partition"].to_numpy(np.int32), int(total_units), policy, flex["kind"],
-        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"])
+        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"],
+        progress=progress)
     return flex, core
 
 
