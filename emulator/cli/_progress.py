@@ -102,10 +102,12 @@ class Progress:
 
 
 def span_days(jobs) -> str:
-    """``"12.5 days"``: a replayed job table's span, first submit to last end."""
-    if not len(jobs):
+    """``"12.5 days"``: a replayed job table's span, first submit to last end (``jobs``: a
+    job table, or a dict holding its ``submit`` and ``end`` columns)."""
+    submit, end = jobs["submit"], jobs["end"]
+    if not len(submit):
         return "0 days"
-    span = int(jobs["end"].max()) - int(jobs["submit"].min())
+    span = int(end.max()) - int(submit.min())
     return f"{span / 86400:,.1f} days"
 
 

@@ -46,7 +46,8 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
+        workload = load_workload(trace, procs=procs, swf_fields=bool(swf_out),
+                                 **read_options(lenient, procs_from, overrun))
         progress.step(f"replaying under {policy.describe()}")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
                             bsld_threshold=bsld_threshold,
@@ -63,8 +64,8 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             progress.step(f"plotting into {plot_dir}")
             write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs,
                                sizes={policy.describe(): processor_sizes(result)})
-        progress.finish(f"replayed {len(result.jobs):,} jobs under {policy.describe()} in "
-                        f"{progress.elapsed:.1f} s ({span_days(result.jobs)} simulated)")
+        progress.finish(f"replayed {result.summary['jobs']:,} jobs under {policy.describe()} in "
+                        f"{progress.elapsed:.1f} s ({span_days(_times(result))} simulated)")
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -73,5 +74,10 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
 
 def _origin(workload) -> int:
     """The first submit time of a loaded workload (seconds), the simulated clock's start."""
-    submit = workload.table["submit_time"]
+    submit = workload.columns["submit_time"]     # not .table: no DataFrame, no pandas
     return int(submit.min()) if len(submit) else 0
+
+
+def _times(result) -> dict:
+    """The replayed jobs' ``submit`` and ``end`` columns, without building the job table."""
+    return {"submit": result.column("submit"), "end": result.column("end")}
