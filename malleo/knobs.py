@@ -166,6 +166,7 @@ BACKFILLS = ("none", "easy", "conservative", "slurm")
 ESTIMATES = ("request", "actual", "predict")
 SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
+BACKFILL_ORDERS = ("queue", "sjf")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
 RECONFIG_POLICIES = ("none", "dmr", "head-unblock", "efficiency")
@@ -194,6 +195,10 @@ KNOBS: tuple[Knob, ...] = (
          "slurm backfill: how bf_resolution rounds (down: Slurm's own, exact ends, "
          "reservations held from the grid instant before)", choices=BF_ROUNDINGS,
          option="--bf-rounding"),
+    Knob("", "backfill_order", "choice", "queue",
+         "order in which backfill tries the jobs behind the head (sjf: shortest estimate "
+         "first, SJBF; the head keeps its place)", choices=BACKFILL_ORDERS,
+         option="--backfill-order"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           START_SIZES,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
@@ -48,6 +48,9 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES,
 #   ends up to the grid and starts reservations on the grid at or after the earliest fit;
 #   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
 #   earliest fit and holds the processors from the grid instant at or before it.
+# BACKFILL_ORDERS: the order in which backfill tries the waiting jobs behind the head
+#   (easy, slurm) or plans the jobs without a reservation (conservative): queue order, or
+#   shortest estimate first with ties in queue order (SJBF; Tsafrir et al. 2007 for EASY++).
 
 
 def _check_knobs(obj: Any, table: str) -> None:
@@ -205,6 +208,10 @@ class Policy:
             multiples of this many seconds.
         bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
             :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
+        backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
+            the head in queue order, ``sjf`` shortest planning estimate first (ties in
+            queue order); the head and its reservation keep their place
+            (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: how flexible jobs are resized (which jobs are flexible is the
             workload's: :class:`malleo.flexible.FlexibleJobs`).
@@ -217,6 +224,7 @@ class Policy:
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
     bf_rounding: str = "up"         # one of BF_ROUNDINGS
+    backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -239,12 +247,15 @@ class Policy:
         return dataclasses.replace(self, **changes)
 
     def describe(self, flexible: Any = None) -> str:
-        """A short human name, e.g. ``fcfs+easy`` or ``sjf+slurm(K=500)``; with an enabled
-        ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and its
-        resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``."""
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates); with an
+        enabled ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and
+        its resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``."""
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
+        if self.backfill_order == "sjf":
+            name += "+sjbf"             # shortest-job backfill first
         if self.estimate != "request":
             name += f"/{self.estimate}"
         if flexible is not None and flexible.enabled:

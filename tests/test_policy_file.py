@@ -47,7 +47,7 @@ def test_dotted_keys_are_read_like_tables():
 def test_policy_to_dict_names_every_key():
     data = policy_to_dict(Policy())
     assert set(data) == {"order", "backfill", "estimate", "bf_max_job_test", "bf_window",
-                         "bf_resolution", "bf_rounding", "multifactor"}
+                         "bf_resolution", "bf_rounding", "backfill_order", "multifactor"}
     assert data["multifactor"]["queue_factors"] == {}
 
 
