@@ -12,7 +12,8 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
                       profile_take_tail, profile_value, profile_locate, align_up)
-from sched cimport sched_t, rent_t, run_rekey, start_job, qsort
+from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
+                    qent_before)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -26,6 +27,113 @@ cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
     s.resv_cur[j] = when
     if s.resv_first[j] < 0:
         s.resv_first[j] = when
+
+
+cdef inline bint _bfo_before(const sched_t* s, intp_t a, intp_t b) noexcept nogil:
+    """SJBF candidate order of jobs a, b: (estimate, queue key, submit, index), i.e.
+    (estimate, queue order)."""
+    if s.est[a] != s.est[b]:
+        return s.est[a] < s.est[b]
+    if s.key[a] != s.key[b]:
+        return s.key[a] < s.key[b]
+    if s.submit[a] != s.submit[b]:
+        return s.submit[a] < s.submit[b]
+    return a < b
+
+
+cdef inline intp_t _bfo_find(const sched_t* s, intp_t j, intp_t n) noexcept nogil:
+    """Binary search: the first place in bfo[:n] that is not before job j."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = n
+    cdef intp_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _bfo_before(s, s.bfo[mid], j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void bfo_prepare(sched_t* s) noexcept nogil:
+    """Bring the SJBF order (s.bfo) up to date with the ordered queue: after a change of
+    estimates or keys (is_bfo_dirty) sort the queue by (estimate, queue position)
+    (natural merge sort, s.qtmp scratch); otherwise insert the arrivals (bfo[n_bfo_sorted:],
+    in arrival order) at their places (binary search + memmove), as the queue does."""
+    cdef intp_t i, j, lo
+    if s.is_bfo_dirty:
+        for i in range(s.n_wait):
+            j = s.wait[i]
+            s.qtmp[i].key = <double> s.est[j]     # exact: estimates are < 2**53 seconds
+            s.qtmp[i].submit = i                  # the queue position breaks ties
+            s.qtmp[i].id = j
+        qent_sort(s.qtmp, s.qtmp2, s.runs, s.n_wait)
+        for i in range(s.n_wait):
+            s.bfo[i] = s.qtmp[i].id
+        s.n_bfo = s.n_wait
+        s.n_bfo_sorted = s.n_wait
+        s.is_bfo_dirty = False
+        return
+    while s.n_bfo_sorted < s.n_bfo:
+        j = s.bfo[s.n_bfo_sorted]
+        lo = _bfo_find(s, j, s.n_bfo_sorted)
+        if lo < s.n_bfo_sorted:
+            memmove(s.bfo + lo + 1, s.bfo + lo, (s.n_bfo_sorted - lo) * sizeof(intp_t))
+            s.bfo[lo] = j
+        s.n_bfo_sorted += 1
+
+
+cdef inline void bfo_drop_started(sched_t* s) noexcept nogil:
+    """Take the jobs this pass started out of the SJBF order (binary search + memmove)."""
+    cdef intp_t k, j, lo
+    for k in range(s.n_started):
+        j = s.started[k]
+        lo = _bfo_find(s, j, s.n_bfo)
+        if lo < s.n_bfo and s.bfo[lo] == j:
+            memmove(s.bfo + lo, s.bfo + lo + 1, (s.n_bfo - lo - 1) * sizeof(intp_t))
+            s.n_bfo -= 1
+    s.n_bfo_sorted = s.n_bfo
+
+
+cdef inline intp_t queue_pos(const sched_t* s, intp_t j) noexcept nogil:
+    """The queue position of waiting job j: a binary search of the ordered queue, a scan
+    when the queue is not in key order (the malleable kernel)."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = s.n_wait
+    cdef intp_t mid
+    cdef qent_t a, b
+    a.key = s.key[j]
+    a.submit = s.submit[j]
+    a.id = j
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        b.key = s.key[s.wait[mid]]
+        b.submit = s.submit[s.wait[mid]]
+        b.id = s.wait[mid]
+        if qent_before(&b, &a):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s.n_wait and s.wait[lo] == j:
+        return lo
+    # not in key order: the malleable kernel's start_waiting marks the whole queue ordered
+    # (n_sorted = n_wait) while expanders queued after the pass sit unordered at its tail
+    for lo in range(s.n_wait):
+        if s.wait[lo] == j:
+            break
+    return lo
+
+
+cdef inline intp_t bfo_next(const sched_t* s, intp_t* cursor, intp_t head) noexcept nogil:
+    """The next SJBF candidate from bfo[cursor[0]:] (a job still waiting, not the head),
+    advancing the cursor past it; -1 when none is left."""
+    cdef intp_t j
+    while cursor[0] < s.n_bfo:
+        j = s.bfo[cursor[0]]
+        cursor[0] += 1
+        if s.start[j] < 0 and j != head:
+            return j
+    return -1
 
 
 cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
@@ -54,14 +162,24 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
         k += 1
     extra = avail - need
     give_reservation(s, head, shadow)
-    # candidates: queue positions head_pos + 1.. in queue order, or (SJBF) those that fit
-    # the free processors now, by (estimate, queue position) in s.rtmp
     if is_sjf:
-        m = sjf_candidates(s, head_pos + 1, s.free) if s.free > 0 else 0
+        # SJBF: the waiting jobs by (estimate, queue order), the first walk's starts and
+        # the head skipped; none after the first that cannot end by the shadow time once
+        # no extra processor is left
+        i = 0
+        while s.free > 0:
+            j = bfo_next(s, &i, head)
+            if j < 0 or (extra == 0 and s.now + s.est[j] > shadow):
+                break
+            if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
+                if s.now + s.est[j] > shadow:
+                    extra -= s.procs[j]
+                start_job(s, queue_pos(s, j))
+        return
     for i in range(m):
         if s.free == 0:
             break
-        q = s.rtmp[i].pos if is_sjf else head_pos + 1 + i
+        q = head_pos + 1 + i
         j = s.wait[q]
         if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
             if s.now + s.est[j] > shadow:
@@ -232,22 +350,6 @@ cdef inline int _rent_cmp(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef inline intp_t sjf_candidates(sched_t* s, intp_t lo, procs_t max_procs) noexcept nogil:
-    """SJBF (issue 18): the queue positions lo..n_wait-1 of the jobs of at most
-    ``max_procs`` processors, into s.rtmp sorted by (planning estimate, queue position);
-    returns how many.  One filtering scan plus an O(m log m) sort of the m kept: jobs
-    wider than the free processors cannot start in the pass and need no place."""
-    cdef intp_t q, j
-    cdef intp_t m = 0
-    for q in range(lo, s.n_wait):
-        j = s.wait[q]
-        if s.procs[j] <= max_procs:
-            s.rtmp[m].resv = s.est[j]
-            s.rtmp[m].pos = q
-            m += 1
-    qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
-    return m
-
 
 cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Re-plan every waiting job in the profile: holders of a reservation first (by that
@@ -307,14 +409,19 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef bint down = s.is_bf_round_down
     cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef intp_t i
+    cdef intp_t cursor = 0
     build_profile(s, 1 if down else res)
-    if is_sjf and head_pos + 1 < s.n_wait:
-        sjf_candidates(s, head_pos + 1, s.total)
     for i in range(s.n_wait - head_pos):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
-        # the head first; behind it queue order, or (SJBF) s.rtmp's (estimate, position)
-        q = s.rtmp[i - 1].pos if is_sjf and i > 0 else head_pos + i
+        # the head first; behind it queue order, or (SJBF) by (estimate, queue order)
+        if is_sjf and i > 0:
+            j = bfo_next(s, &cursor, s.wait[head_pos])
+            if j < 0:
+                break
+            q = queue_pos(s, j)
+        else:
+            q = head_pos + i
         j = s.wait[q]
         hold = hold_time(s.est[j])
         # free at now is exact in the lazy profile: most of a long queue stops here
@@ -394,6 +501,8 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     cdef intp_t head_pos = s.n_wait
     s.n_started = 0
     run_rekey(s)
+    if s.bfo != NULL:
+        bfo_prepare(s)
     if s.backfill == BACKFILL_CONSERVATIVE:
         # No first walk: a queue-front job started outside the plan could take processors
         # that an earlier reservation relies on (then reservations would move later).
@@ -416,5 +525,7 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
         elif s.backfill == BACKFILL_SLURM:
             slurm_backfill(s, head_pos)
     if s.n_started > 0:
+        if s.bfo != NULL:
+            bfo_drop_started(s)
         drop_started(s)
     return 0

@@ -113,21 +113,15 @@ def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
 
 @dataclass(frozen=True)
 class Malleability:
-    """Which trace jobs become moldable or malleable, how they speed up, and how the core
-    resizes them (docs/malleability.md).  The default (``fraction`` 0) keeps every job
-    rigid: the replay is then exactly the rigid one.
+    """How the scheduler resizes flexible jobs (docs/malleability.md): reconfiguration
+    policy, points, costs and the speedup model.  Which jobs are flexible is not the
+    scheduler's business: a live job declares it, a replay synthesises it from a rigid
+    trace (:class:`malleo.flexible.FlexibleJobs`, the ``[flexible]`` table).
 
     Attributes:
-        fraction: share in [0, 1] of the eligible jobs made flexible, chosen by ``seed``.
-        kind: what the chosen jobs become: ``malleable`` or ``moldable``.
-        seed: seed of the choice and of per-job speedup parameters.
-        min_procs: rule: only jobs of at least this many processors are eligible.
-        queues: rule: only jobs of these SWF queues are eligible (empty: any).
-        users: rule: only jobs of these SWF users are eligible (empty: any).
-        min_factor: a flexible job's min size is max(1, floor(p0 x min_factor)).
-        max_factor: its max size is min(P, ceil(p0 x max_factor)) (>= p0).
         power_of_two: sizes chosen by the core are powers of two (p0 itself stays valid).
-        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job).
+        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job
+            in a replay from the flexible seed; the live side takes the midpoint).
         reconfig_fixed: seconds of a reconfiguration's fixed cost.
         reconfig_per_proc: seconds of cost per processor added or removed; the job makes
             no progress for ceil(fixed + per_proc x moved) seconds.
@@ -148,14 +142,6 @@ class Malleability:
             resized (started) job's expected completion gets earlier by more than this.
     """
 
-    fraction: float = 0.0
-    kind: str = "malleable"
-    seed: int = 0
-    min_procs: int = 1
-    queues: tuple[int, ...] = ()
-    users: tuple[int, ...] = ()
-    min_factor: float = 0.5
-    max_factor: float = 2.0
     power_of_two: bool = False
     speedup: str = "amdahl:0.05"
     reconfig_fixed: float = 0.0        # seconds
@@ -174,15 +160,9 @@ class Malleability:
     def __post_init__(self) -> None:
         _check_knobs(self, "malleability")
 
-    @property
-    def enabled(self) -> bool:
-        """True when some job may be flexible (fraction > 0)."""
-        return float(self.fraction) > 0.0
-
     def describe(self) -> str:
-        """A short name, e.g. ``50% malleable dmr/amdahl:0.05/in-place``."""
-        return (f"{float(self.fraction) * 100:g}% {self.kind} {self.policy}/{self.speedup}"
-                f"/{self.expand_mode}")
+        """A short name, e.g. ``dmr/amdahl:0.05/in-place``."""
+        return f"{self.policy}/{self.speedup}/{self.expand_mode}"
 
 
 @dataclass(frozen=True)
@@ -245,7 +225,8 @@ class Policy:
             queue order); the head and its reservation keep their place
             (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
-        malleability: moldable/malleable jobs and their resizing (off by default).
+        malleability: how flexible jobs are resized (which jobs are flexible is the
+            workload's: :class:`malleo.flexible.FlexibleJobs`).
     """
 
     order: str = "fcfs"
@@ -280,26 +261,29 @@ class Policy:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def describe(self) -> str:
-        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or a preset's
-        (``easy++``)."""
+    def describe(self, flexible: Any = None) -> str:
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates); with an
+        enabled ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and
+        its resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``,
+        or a preset's (``easy++``)."""
         for short, knobs in PRESETS.items():
             if (all(getattr(self, k) == v for k, v in knobs.items())
-                    and not self.malleability.enabled):
+                    and not (flexible is not None and flexible.enabled)):
                 return short
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
-        if self.backfill_order != "queue":
-            name += f"+{self.backfill_order}bf"
+        if self.backfill_order == "sjf":
+            name += "+sjbf"             # shortest-job backfill first
         if self.estimate != "request":
             name += f"/{self.estimate}"
         if self.estimate == "predict" and (self.predict_runs, self.predict_cold) != (2, "fewer"):
             name += f"[runs={self.predict_runs},cold={self.predict_cold}]"
         if self.correction != "request":
             name += f"/{self.correction}"
-        if self.malleability.enabled:
-            name += f"[{self.malleability.describe()}]"
+        if flexible is not None and flexible.enabled:
+            name += f"[{flexible.describe()} {self.malleability.describe()}]"
         return name
 
 

@@ -24,8 +24,8 @@ BACKFILL_CODES = {name: code for code, name in enumerate(BACKFILLS)}
 ESTIMATE_CODES = {name: code for code, name in enumerate(ESTIMATES)}
 RECONFIG_POLICY_CODES = {name: code for code, name in enumerate(RECONFIG_POLICIES)}
 SPEEDUP_CODES = {name: code for code, name in enumerate(SPEEDUP_MODELS)}
-BACKFILL_ORDER_CODES = {name: code for code, name in enumerate(BACKFILL_ORDERS)}
 START_SIZE_CODES = {name: code for code, name in enumerate(START_SIZES)}
+BACKFILL_ORDER_CODES = {name: code for code, name in enumerate(BACKFILL_ORDERS)}
 
 
 @dataclass(frozen=True)

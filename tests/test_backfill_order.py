@@ -88,7 +88,7 @@ def test_policy_file_and_describe():
     policy = loads_policy('backfill = "easy"\nbackfill_order = "sjf"\n')
     assert policy.backfill_order == "sjf" and policy.core.backfill_order == 1
     assert Policy().core.backfill_order == 0
-    assert policy.describe() == "fcfs+easy+sjfbf"
+    assert policy.describe() == "fcfs+easy+sjbf"
     assert loads_policy(dump_policy(policy)) == policy
     with pytest.raises(PolicyError, match=r"site.toml:2: backfill_order: must be one of "
                                           r"queue, sjf, got 'shortest'"):
@@ -99,7 +99,7 @@ def test_command_line_option(tmp_path):
     short = ["--jobs", "0:300", "--quiet", "--json"]
     queue = json.loads(invoke("replay", *short).output)
     sjbf = json.loads(invoke("replay", *short, "--backfill-order", "sjf").output)
-    assert sjbf["policy"]["backfill_order"] == "sjf" and sjbf["policy_name"] == "fcfs+easy+sjfbf"
+    assert sjbf["policy"]["backfill_order"] == "sjf" and sjbf["policy_name"] == "fcfs+easy+sjbf"
     assert queue["policy"]["backfill_order"] == "queue"
     config = tmp_path / "p.toml"
     config.write_text('backfill_order = "sjf"\n')
@@ -108,3 +108,18 @@ def test_command_line_option(tmp_path):
     bad = invoke("replay", *short, "--backfill-order", "longest")
     assert bad.exit_code == 2 and "--backfill-order" in bad.output
     assert "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("backfill", ["easy", "slurm"])
+def test_malleable_replay_with_expanders(backfill):
+    """The malleable kernel with expander requests (slurm expand mode) under SJBF: its
+    start_waiting leaves expanders unordered at the queue tail, where the SJBF walk must
+    still find each candidate's queue position (it once started the wrong slot, and the
+    replay failed with an IndexError in the size log)."""
+    out = invoke("replay", "--jobs", "0:800", "-q", "--json", "--malleable", "0.5",
+                 "--reconfig-policy", "dmr", "--expand-mode", "slurm", "--backfill", backfill,
+                 "--backfill-order", "sjf")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["jobs"] == 800 and data["policy_name"].startswith(f"fcfs+{backfill}")
+    assert "+sjbf[" in data["policy_name"]
