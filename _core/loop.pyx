@@ -9,10 +9,11 @@ import numpy as np
 
 from libc.string cimport memset
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, BACKFILL_CONSERVATIVE, ESTIMATE_PREDICT
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
 from passes cimport run_pass
+from backfill cimport kept_release
 
 from malleo._core.job_columns import replay_columns
 
@@ -36,6 +37,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 n
             while h.n > 0 and h.a[0].time == t:
                 ev = heap_pop(h)
                 release_job(s, ev.id, runtime[ev.id])
+                kept_release(s, ev.id)
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
@@ -94,6 +96,10 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     cdef heap_t h
     memset(&h, 0, sizeof(heap_t))
     t.wire(core, total, total)
+    # conservative keeps its profile between passes (backfill.pxd, issue 16); predict
+    # changes waiting jobs' estimates, so it re-plans from scratch
+    t.s.is_keep_profile = (t.s.backfill == BACKFILL_CONSERVATIVE
+                           and t.s.estimate != ESTIMATE_PREDICT)
     try:
         heap_init(&h, 1024)
         with nogil:
