@@ -27,6 +27,9 @@
 #                  python3 in a debootstrap chroot (tests/debian-python.sh; docs/testing.md);
 #                  make test runs it last (MALLEO_SKIP_DEBIAN_PYTHON=1 skips it, never in CI)
 #   make test-python  make test's Python part only (no Slurm, no MPI tests)
+#   make test-unit  the unit tests (pytest -m unit: the built core and Python, no service)
+#   make test-integration  the integration tests (pytest -m integration: every test marked
+#                  slurm or mpi) against a local Slurm 22.05 and Open MPI (docs/testing.md)
 #   make deps      only the virtual environment with malleo's requirements (tests/python-env.sh)
 #   make build     install malleo from the checkout (editable), extensions in place, release
 #   make build-debug  the same with the debug directives (what make test uses)
@@ -65,6 +68,14 @@ deps venv:
 
 test-debian-python:
 	bash tests/debian-python.sh
+
+# The unit / integration split (tests/conftest.py marks every test one or the other).
+.PHONY: test-unit test-integration
+test-unit: deps build-debug
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m unit $(PYTEST_ARGS)
+
+test-integration: system-deps deps build-debug
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m integration $(PYTEST_ARGS)
 
 # make test's Python part: no Slurm, no MPI (what tests/debian-python.sh runs on Debian 12).
 test-python: system-deps-python deps build-debug

@@ -1,4 +1,6 @@
 """Type stub for malleo._core._swfscan (the incremental SWF body tokenizer)."""
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -26,10 +28,11 @@ class Scanner:
         is_int: npt.NDArray[np.uint8],  # one flag per field: 1 = must hold an integral value
         lenient: bool,                  # skip bad lines instead of stopping at the first
         comment_budget: int = ...,      # bytes of comment text kept
+        keep: Sequence[bool] | None = ...,  # per field: store its values (None: all)
     ) -> None: ...
     def feed(self, text: bytes) -> None: ...   # whole lines, "\n" ends only
     def result(self) -> tuple[
-        list[npt.NDArray[np.int64]],    # integer fields, file order of good lines
-        list[npt.NDArray[np.float64]],  # other fields
+        list[npt.NDArray[np.int64] | None],    # integer fields (None: not kept)
+        list[npt.NDArray[np.float64] | None],  # other fields
         npt.NDArray[np.int64],          # 1-based line number of each good line
     ]: ...

@@ -133,6 +133,9 @@ cdef class Scanner:
         lenient: skip bad lines (and report them all) instead of stopping at the first.
         comment_budget: bytes of comment-line text kept (the header); comment lines past
             it are counted in ``comments_skipped`` but not kept.
+        keep: one flag per field (1 = store its values); None stores every field.  A field
+            not stored is still parsed and checked (a bad token is still a bad line) but
+            takes no memory, and :meth:`result` gives None in its place (issue 16).
 
     Attributes:
         stopped: a bad line was met in strict mode; further feeds are ignored.
@@ -147,6 +150,7 @@ cdef class Scanner:
     cdef Py_ssize_t nfields, n_int, cap, budget
     cdef readonly Py_ssize_t rows           # good job lines stored so far
     cdef uint8_t* flags                     # nfields flags: 1 = integer field
+    cdef uint8_t* keep                      # nfields flags: 1 = values stored
     cdef Py_ssize_t* slot                   # field -> its buffer in ints or floats
     cdef int64_t** ints                     # n_int buffers of cap values
     cdef double** floats                    # nfields - n_int buffers of cap values
@@ -157,14 +161,18 @@ cdef class Scanner:
     cdef readonly dict bad_counts
 
     def __cinit__(self, const uint8_t[::1] is_int, bint lenient,
-                  Py_ssize_t comment_budget=1 << 24):
+                  Py_ssize_t comment_budget=1 << 24, keep=None):
         cdef Py_ssize_t k, i_slot = 0, f_slot = 0
         self.nfields = is_int.shape[0]
+        if keep is not None and len(keep) != self.nfields:
+            raise ValueError(f"keep: {len(keep)} flags for {self.nfields} fields")
         self.flags = <uint8_t*>realloc(NULL, self.nfields + 1)
+        self.keep = <uint8_t*>realloc(NULL, self.nfields + 1)
         self.slot = <Py_ssize_t*>realloc(NULL, (self.nfields + 1) * sizeof(Py_ssize_t))
-        if self.flags == NULL or self.slot == NULL:
+        if self.flags == NULL or self.keep == NULL or self.slot == NULL:
             raise MemoryError()
         for k in range(self.nfields):
+            self.keep[k] = 1 if keep is None else (1 if keep[k] else 0)
             self.flags[k] = is_int[k] != 0
             if self.flags[k]:
                 self.slot[k] = i_slot
@@ -191,6 +199,7 @@ cdef class Scanner:
     def __dealloc__(self):
         self._release()
         free(self.flags)
+        free(self.keep)
         free(self.slot)
         free(self.ints)
         free(self.floats)
@@ -214,21 +223,32 @@ cdef class Scanner:
         copied, and untouched pages use no memory)."""
         cdef Py_ssize_t k, cap = FIRST_CAPACITY if self.cap == 0 else 2 * self.cap
         cdef void* p
-        for k in range(self.n_int):
-            p = realloc(self.ints[k], cap * sizeof(int64_t))
-            if p == NULL:
-                raise MemoryError()
-            self.ints[k] = <int64_t*>p
-        for k in range(self.nfields - self.n_int):
-            p = realloc(self.floats[k], cap * sizeof(double))
-            if p == NULL:
-                raise MemoryError()
-            self.floats[k] = <double*>p
+        for k in range(self.nfields):
+            if not self.keep[k]:
+                continue
+            if self.flags[k]:
+                p = realloc(self.ints[self.slot[k]], cap * sizeof(int64_t))
+                if p == NULL:
+                    raise MemoryError()
+                self.ints[self.slot[k]] = <int64_t*>p
+            else:
+                p = realloc(self.floats[self.slot[k]], cap * sizeof(double))
+                if p == NULL:
+                    raise MemoryError()
+                self.floats[self.slot[k]] = <double*>p
         p = realloc(self.numbers, cap * sizeof(int64_t))
         if p == NULL:
             raise MemoryError()
         self.numbers = <int64_t*>p
         self.cap = cap
+        return 0
+
+    cdef bint _kept(self, Py_ssize_t slot, bint is_int) noexcept:
+        """True when the field in ``slot`` of the int (or float) buffers is stored."""
+        cdef Py_ssize_t k
+        for k in range(self.nfields):
+            if self.flags[k] == is_int and self.slot[k] == slot:
+                return self.keep[k]
         return 0
 
     def feed(self, const uint8_t[::1] text):
@@ -290,12 +310,13 @@ cdef class Scanner:
                     if parsed < 0:
                         bad_kind = BAD_NUMBER
                     elif not is_int:
-                        if isfinite(value):
-                            fvals[self.slot[field]][self.rows] = value
-                        else:
+                        if not isfinite(value):
                             bad_kind = BAD_INFINITE
+                        elif self.keep[field]:
+                            fvals[self.slot[field]][self.rows] = value
                     elif parsed == 1:
-                        ivals[self.slot[field]][self.rows] = exact
+                        if self.keep[field]:
+                            ivals[self.slot[field]][self.rows] = exact
                     elif not isfinite(value):
                         bad_kind = BAD_RANGE
                     elif value != floor(value):
@@ -304,7 +325,7 @@ cdef class Scanner:
                         bad_kind = BAD_RANGE
                     elif not (-EXACT_BOUND < value < EXACT_BOUND):
                         bad_kind = BAD_INEXACT
-                    else:
+                    elif self.keep[field]:
                         ivals[self.slot[field]][self.rows] = <int64_t>value
                     if bad_kind != 0:
                         bad_field = field + 1
@@ -337,16 +358,19 @@ cdef class Scanner:
 
         Returns:
             ``(ints, floats, line_numbers)``: lists of 1-D arrays, one per integer field
-            (int64) and per other field (float64) in field order, and the int64 line
-            number of each row.
+            (int64) and per other field (float64) in field order (None for a field not
+            kept), and the int64 line number of each row.
         """
         cdef Py_ssize_t k, rows = self.rows
         ints, floats = [], []
         for k in range(self.n_int):
-            ints.append(_take_int(self.ints[k], rows))
+            ints.append(_take_int(self.ints[k], rows) if self._kept(k, 1) else None)
             free(self.ints[k])
             self.ints[k] = NULL
         for k in range(self.nfields - self.n_int):
+            if not self._kept(k, 0):
+                floats.append(None)
+                continue
             arr = np.empty(rows, dtype=np.float64)
             if rows:
                 memcpy(<void*><size_t>arr.ctypes.data, self.floats[k], rows * sizeof(double))

@@ -70,6 +70,7 @@ MALL_COLUMNS = {
     "n_expand": (np.int32, 0),
     "n_shrink": (np.int32, 0),
     "is_resized": (np.uint8, 0),
+    "pref": (np.int32, 0),            # preferred size (processors), 0 until computed
     "parent": (np.intp, -1),          # per slot: the job an expander grows, -1 none
 }
 """Per-slot columns of the malleable kernel (``mall_t``, malleable.pxd)."""

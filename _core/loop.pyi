@@ -1,6 +1,10 @@
+from typing import Callable
+
 import numpy as np
 from malleo.policy import Policy
 from malleo.policy_codes import CorePolicy
+
+PROGRESS_EVENTS: int
 
 def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
              runtime: np.ndarray,  # int64[n] seconds
@@ -11,4 +15,6 @@ def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
              partition: np.ndarray,  # int32[n]
              total_procs: int,
              policy: Policy | CorePolicy,
+             progress: Callable[[int, int, int], object] | None = None,  # (ended, n, now s)
+             progress_events: int = 4096,  # event times per progress call
              ) -> dict[str, np.ndarray]: ...  # start, end, reservation, backfilled, est

@@ -19,17 +19,31 @@ from malleo._core.job_columns import replay_columns
 
 include "jobs.pxi"
 
+PROGRESS_EVENTS = 4096
+"""Event times between two calls of a replay's progress callback (a few ms of work)."""
 
-cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 nogil:
+
+cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cursor,
+                    intp_t budget) except -1 nogil:
     """The replay: at each event time, completions (by index), arrivals, one pass;
-    completions and passes repeat while a pass starts zero-runtime jobs."""
+    completions and passes repeat while a pass starts zero-runtime jobs.
+
+    Resumable: ``cursor[0]`` is the next arrival's index and ``cursor[1]`` the jobs ended so
+    far (both kept across calls); returns after ``budget`` event times (-1: no limit) with 1
+    if events remain, 0 when the replay is over."""
     cdef intp_t n = s.n_jobs
-    cdef intp_t i = 0
+    cdef intp_t i = cursor[0]
+    cdef intp_t ended = cursor[1]
     cdef intp_t k, j
     cdef simtime_t t
     cdef bint is_first, is_zero
     cdef event_t ev
     while i < n or h.n > 0:
+        if budget == 0:
+            cursor[0] = i
+            cursor[1] = ended
+            return 1
+        budget -= 1
         t = next_event_time(h, s.submit, i, n)
         s.now = t
         is_first = True
@@ -38,6 +52,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 n
                 ev = heap_pop(h)
                 release_job(s, ev.id, runtime[ev.id])
                 kept_release(s, ev.id)
+                ended += 1
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
@@ -50,10 +65,13 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime) except -1 n
                     is_zero = True
             if not is_zero:
                 break
+    cursor[0] = i
+    cursor[1] = ended
     return 0
 
 
-def simulate(submit, runtime, estimate, procs, user, queue, partition, total_procs, policy):
+def simulate(submit, runtime, estimate, procs, user, queue, partition, total_procs, policy,
+             progress=None, intp_t progress_events=PROGRESS_EVENTS):
     """Replay jobs through the scheduler and return their schedule.
 
     Args:
@@ -66,6 +84,11 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
         partition: int32[n] SWF partition numbers (multifactor partition factor).
         total_procs: processors in the machine, >= 1.
         policy: a malleo.policy.Policy (or its compiled ``policy.core``).
+        progress: None, or ``progress(ended, n, now)`` called with the GIL between chunks
+            of ``progress_events`` event times (and once at the end): jobs ended so far,
+            jobs in the replay, the simulated time reached (seconds).  It may raise (e.g.
+            KeyboardInterrupt) to stop the replay.  No Python object is made per event.
+        progress_events: event times per chunk (>= 1).
 
     Returns:
         dict of numpy arrays: ``start``, ``end`` (int64, seconds), ``reservation`` (int64,
@@ -96,14 +119,26 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     cdef heap_t h
     memset(&h, 0, sizeof(heap_t))
     t.wire(core, total, total)
+    cdef intp_t cursor[2]
+    cdef int more = 1
+    cursor[0] = 0
+    cursor[1] = 0
+    if progress_events < 1:
+        raise ValueError(f"progress_events: must be >= 1, got {progress_events}")
     # conservative keeps its profile between passes (backfill.pxd, issue 16); predict
     # changes waiting jobs' estimates, so it re-plans from scratch
     t.s.is_keep_profile = (t.s.backfill == BACKFILL_CONSERVATIVE
                            and t.s.estimate != ESTIMATE_PREDICT)
     try:
         heap_init(&h, 1024)
-        with nogil:
-            run_events(&t.s, &h, &v_runtime[0])
+        if progress is None:
+            with nogil:
+                run_events(&t.s, &h, &v_runtime[0], cursor, -1)
+        else:
+            while more:
+                with nogil:
+                    more = run_events(&t.s, &h, &v_runtime[0], cursor, progress_events)
+                progress(cursor[1], n, t.s.now)
     finally:
         heap_release(&h)
     start = t.cols["start"]

@@ -1,6 +1,12 @@
 # Moldable and malleable jobs: the speedup models, exact remaining-work tracking, resizes
-# with their cost, and the reconfiguration policies (dmr, head-unblock) run after the
-# planning pass (docs/malleability.md).
+# with their cost, the start-size rules, and the reconfiguration policies (dmr,
+# head-unblock, efficiency) run after the planning pass (docs/malleability.md).
+#
+# Every reconfiguration (shrink to start a job, expansion, moldable or fit start) is
+# taken only if no reservation of the pass moves later (issue 11): the protected
+# reservations (resv_collect: EASY / none the queue head at its shadow time, conservative
+# every waiting job's, slurm the first bf_max_job_test ones) are checked against the
+# running set as changed by the decision (resv_safe).
 #
 # Header-only (`cdef inline`), like backfill.pxd: the malleable event loop compiles these
 # kernels.  Work is in "single-processor-equivalent seconds": a job of runtime r at its
@@ -8,11 +14,13 @@
 # processors and is not reconfiguring.  A job that was never resized ends exactly at
 # start + runtime (no floating point on the rigid path).
 from libc.math cimport ceil, NAN
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport realloc, free, qsort
 from libc.string cimport memmove
 from libc.stdint cimport int32_t, uint8_t
 
-from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR
+from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, BACKFILL_CONSERVATIVE,
+                     BACKFILL_SLURM)
+from profile cimport align_up
 from heap cimport heap_t, heap_push
 from sched cimport sched_t, run_remove, run_insert, expected_end, start_job
 
@@ -26,6 +34,13 @@ cdef enum:
     MPOL_NONE = 0
     MPOL_DMR = 1
     MPOL_HEAD_UNBLOCK = 2
+    MPOL_EFFICIENCY = 3
+
+cdef enum:
+    START_FULL = 0
+    START_MIN = 1
+    START_PREFERRED = 2
+    START_FIT = 3
 
 cdef enum:
     XLOG_REQUEST = 0
@@ -36,6 +51,12 @@ cdef enum:
     SPEEDUP_LINEAR = 0
     SPEEDUP_AMDAHL = 1
     SPEEDUP_DOWNEY = 2
+
+
+cdef struct mev_t:
+    simtime_t time            # seconds
+    procs_t d_new             # change of the free count at ``time`` after the decision
+    procs_t d_old             # the same before it
 
 
 cdef struct mall_t:
@@ -49,6 +70,9 @@ cdef struct mall_t:
     double cost_per_proc      # seconds per processor moved
     simtime_t min_interval    # seconds between two reconfigurations of a job
     simtime_t checkin         # seconds between check-in points
+    int start_size            # START_* code: the size a flexible job asks for
+    double eff_threshold      # preferred size: min parallel efficiency S(p) / p
+    simtime_t min_gain        # seconds a resize must bring a completion forward (strictly)
     heap_t* heap              # completion events (NULL: no events, e.g. in plan)
     # per-job inputs
     uint8_t* kind             # KIND_*
@@ -75,6 +99,22 @@ cdef struct mall_t:
     int32_t* n_expand         # expansions
     int32_t* n_shrink         # shrinks
     uint8_t* is_resized       # ever resized
+    procs_t* pref             # preferred size (processors), 0 until first needed
+    # reservations protected during the reconfiguration phase (resv_collect)
+    intp_t* pr_job            # the waiting job holding it
+    simtime_t* pr_time        # its planned start (seconds)
+    simtime_t* pr_end         # planned start + hold (seconds)
+    intp_t n_pr
+    bint is_pr_stale          # the protected reservations must be collected again
+    simtime_t easy_avail_at   # EASY / none: the head's shadow time (seconds), -1 no head
+    procs_t easy_avail        # processors free at that time before the decision
+    # a decision being checked (resv_safe): jobs resized or started, new size and end
+    intp_t* mod_job
+    procs_t* mod_procs
+    simtime_t* mod_end
+    intp_t n_mod
+    mev_t* ev                 # scratch of resv_safe's sweep
+    intp_t cap_scratch        # capacity of pr_* and mod_* (ev: 3x + 8)
     # size-change log: (job, time, size) per change, starts included
     intp_t* log_job
     simtime_t* log_time
@@ -114,6 +154,9 @@ cdef inline int mall_set_params(mall_t* m, object core) except -1:
     m.min_interval = core.min_interval
     m.checkin = core.checkin_period
     m.is_slurm = core.is_slurm_expand
+    m.start_size = core.start_size
+    m.eff_threshold = core.efficiency_threshold
+    m.min_gain = core.min_gain
     return 0
 
 
@@ -132,6 +175,8 @@ cdef inline int mall_bind(mall_t* m, dict a, intp_t exp_base) except -1:
     cdef simtime_t[::1] ps = a["proc_sec"], e0 = a["est0"], rt = a["reconf_time"]
     cdef int32_t[::1] nexp = a["n_expand"], nshr = a["n_shrink"]
     cdef intp_t[::1] cand = a["cand"], parent = a["parent"], expander = a["expander"]
+    cdef procs_t[::1] pref = a["pref"]
+    m.pref = &pref[0]
     m.kind = &kind[0]
     m.pmin = &pmin[0]
     m.pmax = &pmax[0]
@@ -172,6 +217,21 @@ cdef inline void mall_release(mall_t* m) noexcept:
     free(m.xlog_time)
     free(m.xlog_procs)
     free(m.xlog_est)
+    free(m.pr_job)
+    free(m.pr_time)
+    free(m.pr_end)
+    free(m.mod_job)
+    free(m.mod_procs)
+    free(m.mod_end)
+    free(m.ev)
+    m.pr_job = NULL
+    m.pr_time = NULL
+    m.pr_end = NULL
+    m.mod_job = NULL
+    m.mod_procs = NULL
+    m.mod_end = NULL
+    m.ev = NULL
+    m.cap_scratch = 0
     m.log_job = NULL
     m.log_time = NULL
     m.log_size = NULL
@@ -467,17 +527,384 @@ cdef inline procs_t min_waiting(const sched_t* s) noexcept nogil:
     return best
 
 
-cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
-    """DMR (Iserte et al.): each running malleable job at a reconfiguration point, in
-    (expected end, start, index) order: shrink it (not below min) when that lets a waiting job start, by the
-    smallest amount that starts the highest-priority such job, and start that job; else
-    expand it (not above max) into free processors when no waiting job fits in them
-    (slurm mode: request an expander for them, processors already asked for by this
-    pass's expanders not counted as free; none while the job has one pending);
+# ---------------------------------------------------------------- decision model (issue 11)
+
+cdef inline procs_t preferred_size(mall_t* m, intp_t j) noexcept nogil:
+    """The largest allowed size p in [min, max] with parallel efficiency S(p) / p at least
+    eff_threshold (min when none); computed once per job and kept in m.pref."""
+    cdef procs_t p
+    if m.pref[j] > 0:
+        return m.pref[j]
+    p = m.pmax[j]
+    while p > m.pmin[j]:
+        if allowed_size(m, j, p) == p and speedup(m, j, p) >= m.eff_threshold * <double> p - 1e-12:
+            break
+        p -= 1
+    m.pref[j] = p
+    return p
+
+
+cdef inline procs_t start_size_of(mall_t* m, intp_t j) noexcept nogil:
+    """The size flexible job j asks for in the queue under the start-size rule (full and
+    fit: its trace size p0; min; preferred)."""
+    cdef procs_t p
+    if m.start_size == START_MIN:
+        p = allowed_size(m, j, m.pmin[j])
+        return p if p > 0 else m.p0[j]
+    if m.start_size == START_PREFERRED:
+        return preferred_size(m, j)
+    return m.p0[j]
+
+
+cdef inline void set_waiting_size(sched_t* s, mall_t* m, intp_t j, procs_t p) noexcept nogil:
+    """Waiting job j asks for p processors from now on; with scaled estimates its estimate
+    and request become the time its estimated work takes at p (from p0)."""
+    cdef double r0, r
+    if p == s.procs[j]:
+        return
+    if m.is_scaled:
+        r0 = speedup(m, j, s.procs[j])
+        r = speedup(m, j, p)
+        s.est[j] = work_time(<double> s.est[j] * r0, r)
+        s.request[j] = work_time(<double> s.request[j] * r0, r)
+    s.procs[j] = p
+
+
+cdef inline int mall_admit(sched_t* s, mall_t* m) noexcept nogil:
+    """Before a pass: the flexible jobs queued since the last one (wait[n_sorted:]) ask for
+    their start size (start_size min or preferred); others are left as they are."""
+    cdef intp_t q, j
+    if m.start_size != START_MIN and m.start_size != START_PREFERRED:
+        return 0
+    for q in range(s.n_sorted, s.n_wait):
+        j = s.wait[q]
+        if m.kind[j] != KIND_RIGID and s.start[j] < 0 and s.procs[j] == m.p0[j]:
+            set_waiting_size(s, m, j, start_size_of(m, j))
+    return 0
+
+
+cdef inline double done_now(const sched_t* s, const mall_t* m, intp_t j) noexcept nogil:
+    """Running job j's work done up to s.now (advance without writing)."""
+    cdef simtime_t begin = m.upd[j]
+    cdef double d = m.done[j]
+    if m.resume[j] > begin:
+        begin = m.resume[j]
+    if s.now > begin:
+        d += speedup(m, j, s.procs[j]) * <double> (s.now - begin)
+    return d
+
+
+cdef inline simtime_t cost_of(const mall_t* m, procs_t moved) noexcept nogil:
+    """Seconds of a reconfiguration moving ``moved`` processors (rounded up)."""
+    cdef double c = m.cost_fixed + m.cost_per_proc * <double> moved
+    return <simtime_t> ceil(c - 1e-9) if c > 0.0 else 0
+
+
+cdef inline simtime_t model_end(const sched_t* s, const mall_t* m, intp_t j,
+                                procs_t newp) noexcept nogil:
+    """The scheduler's model of running job j's completion if it holds ``newp`` from now
+    (newp == its size: no resize, no cost): its remaining estimated work is what its
+    current rate does from max(now, resume) to its expected end (the running-set key, so
+    `plan` knows it too); progress resumes after the reconfiguration cost, then that work
+    at S(newp).  Seconds."""
+    cdef procs_t old = s.procs[j]
+    cdef simtime_t base = m.resume[j] if m.resume[j] > s.now else s.now
+    cdef double rest = 0.0
+    if s.exp_end[j] > base:
+        rest = speedup(m, j, old) * <double> (s.exp_end[j] - base)
+    if newp != old:
+        base += cost_of(m, newp - old if newp > old else old - newp)
+    return base + work_time(rest, speedup(m, j, newp))
+
+
+cdef inline simtime_t planned_end(const sched_t* s, const mall_t* m, intp_t j,
+                                  procs_t newp) noexcept nogil:
+    """Running job j's expected end (its running-set key) after a resize to ``newp`` now,
+    as ``resize`` will set it."""
+    cdef procs_t old = s.procs[j]
+    cdef double d, rate
+    cdef simtime_t res, e_est, e_req
+    if not m.is_scaled:
+        return expected_end(s.start[j], s.est[j], s.request[j], s.now)
+    d = done_now(s, m, j)
+    res = m.resume[j] if m.resume[j] > s.now else s.now
+    res += cost_of(m, newp - old if newp > old else old - newp)
+    rate = speedup(m, j, newp)
+    e_est = res + work_time(m.est_work[j] - d, rate)
+    e_req = res + work_time(m.req_work[j] - d, rate)
+    return expected_end(s.start[j], e_est - s.start[j], e_req - s.start[j], s.now)
+
+
+cdef inline int scratch_reserve(mall_t* m, intp_t need) except -1 nogil:
+    """Grow the reservation / decision scratch to hold ``need`` entries (ev: 3 need + 8)."""
+    cdef intp_t cap
+    if need <= m.cap_scratch:
+        return 0
+    cap = need if need > 2 * m.cap_scratch else 2 * m.cap_scratch
+    if cap < 64:
+        cap = 64
+    m.pr_job = <intp_t*> realloc(m.pr_job, cap * sizeof(intp_t))
+    m.pr_time = <simtime_t*> realloc(m.pr_time, cap * sizeof(simtime_t))
+    m.pr_end = <simtime_t*> realloc(m.pr_end, cap * sizeof(simtime_t))
+    m.mod_job = <intp_t*> realloc(m.mod_job, cap * sizeof(intp_t))
+    m.mod_procs = <procs_t*> realloc(m.mod_procs, cap * sizeof(procs_t))
+    m.mod_end = <simtime_t*> realloc(m.mod_end, cap * sizeof(simtime_t))
+    m.ev = <mev_t*> realloc(m.ev, (3 * cap + 8) * sizeof(mev_t))
+    if (m.pr_job == NULL or m.pr_time == NULL or m.pr_end == NULL or m.mod_job == NULL
+            or m.mod_procs == NULL or m.mod_end == NULL or m.ev == NULL):
+        with gil:
+            raise MemoryError("reconfiguration scratch")
+    m.cap_scratch = cap
+    return 0
+
+
+cdef inline simtime_t fit_time(const sched_t* s, procs_t need, procs_t* avail_out) noexcept nogil:
+    """The earliest time ``need`` processors are free given the running set's expected
+    ends (EASY's shadow time); *avail_out: processors free then (every release at that
+    time counted)."""
+    cdef procs_t avail = s.free
+    cdef intp_t k = 0
+    cdef simtime_t t
+    if avail >= need:
+        avail_out[0] = avail
+        return s.now
+    while k < s.n_run:
+        avail += s.procs[s.run[k].id]
+        if avail >= need:
+            break
+        k += 1
+    if k >= s.n_run:
+        avail_out[0] = avail
+        return -1
+    t = s.run[k].end
+    k += 1
+    while k < s.n_run and s.run[k].end == t:
+        avail += s.procs[s.run[k].id]
+        k += 1
+    avail_out[0] = avail
+    return t
+
+
+cdef inline int resv_collect(sched_t* s, mall_t* m) except -1 nogil:
+    """The reservations the next decision must not move later (docs/malleability.md
+    "Reservation safety"): none / EASY: the queue head's, at its shadow time (kept as the
+    processors free then, easy_avail); conservative: every waiting job's planned start of
+    this pass; slurm: the first bf_max_job_test waiting jobs, in queue order, holding a
+    planned start at or after now.  Each holds its size from its start for its estimate."""
+    cdef intp_t q, j, n = 0
+    cdef simtime_t hold
+    m.is_pr_stale = False
+    m.n_pr = 0
+    m.easy_avail_at = -1
+    if s.n_wait == 0:
+        return 0
+    scratch_reserve(m, s.n_wait + 2)
+    if s.backfill != BACKFILL_CONSERVATIVE and s.backfill != BACKFILL_SLURM:
+        j = s.wait[0]
+        m.pr_job[0] = j
+        m.easy_avail_at = fit_time(s, s.procs[j], &m.easy_avail)
+        m.n_pr = 1
+        return 0
+    for q in range(s.n_wait):
+        j = s.wait[q]
+        if s.resv_cur[j] < s.now:
+            continue
+        hold = s.est[j] if s.est[j] > 0 else 1
+        m.pr_job[n] = j
+        m.pr_time[n] = s.resv_cur[j]
+        m.pr_end[n] = s.resv_cur[j] + hold
+        n += 1
+        if s.backfill == BACKFILL_SLURM and n >= s.bf_max_job_test:
+            break
+    m.n_pr = n
+    return 0
+
+
+cdef inline int _mev_cmp(const void* a, const void* b) noexcept nogil:
+    cdef const mev_t* x = <const mev_t*> a
+    cdef const mev_t* y = <const mev_t*> b
+    if x.time != y.time:
+        return -1 if x.time < y.time else 1
+    return 0
+
+
+cdef inline simtime_t _release_at(const sched_t* s, simtime_t end) noexcept nogil:
+    """When the profile of the pass frees a running job's processors (slurm rounding up:
+    its expected end on the bf_resolution grid)."""
+    if s.backfill == BACKFILL_SLURM and not s.is_bf_round_down:
+        return align_up(end, s.bf_resolution)
+    return end
+
+
+cdef inline int _mod_index(const mall_t* m, intp_t j) noexcept nogil:
+    cdef intp_t k
+    for k in range(m.n_mod):
+        if m.mod_job[k] == j:
+            return <int> k
+    return -1
+
+
+cdef inline bint resv_safe(sched_t* s, mall_t* m) except -1 nogil:
+    """Whether the decision in m.mod_* (jobs resized to, or started now at, mod_procs with
+    expected end mod_end) keeps every protected reservation (resv_collect): no instant at
+    which the free count falls below zero where the decision lowered it.  A protected job
+    started by the decision gives up its reservation (it starts now, not later).  EASY /
+    none: the head still finds its processors free at its shadow time, O(changes)."""
+    cdef intp_t k, j, n_ev, q, jr
+    cdef procs_t avail, f_new, f_old
+    cdef simtime_t t
+    if m.is_pr_stale:
+        resv_collect(s, m)
+    if m.n_pr == 0:
+        return True
+    if s.backfill != BACKFILL_CONSERVATIVE and s.backfill != BACKFILL_SLURM:
+        t = m.easy_avail_at
+        if t < 0 or _mod_index(m, m.pr_job[0]) >= 0:
+            return True                 # no shadow, or the head itself starts now
+        avail = m.easy_avail
+        for k in range(m.n_mod):
+            j = m.mod_job[k]
+            if s.start[j] >= 0 and s.exp_end[j] > t:     # a running job: its old hold
+                avail += s.procs[j]
+            if m.mod_end[k] > t:
+                avail -= m.mod_procs[k]
+        return avail >= s.procs[m.pr_job[0]] or avail >= m.easy_avail
+    # conservative / slurm: sweep the running set and the protected reservations
+    scratch_reserve(m, s.n_run + m.n_pr + m.n_mod + 2)
+    n_ev = 0
+    f_new = s.free
+    f_old = s.free
+    for q in range(s.n_run):
+        j = s.run[q].id
+        k = _mod_index(m, j)
+        m.ev[n_ev].time = _release_at(s, s.run[q].end)
+        m.ev[n_ev].d_old = s.procs[j]
+        m.ev[n_ev].d_new = s.procs[j] if k < 0 else 0
+        n_ev += 1
+        if k >= 0:
+            f_new += s.procs[j]
+    for k in range(m.n_mod):
+        f_new -= m.mod_procs[k]
+        m.ev[n_ev].time = _release_at(s, m.mod_end[k])
+        m.ev[n_ev].d_old = 0
+        m.ev[n_ev].d_new = m.mod_procs[k]
+        n_ev += 1
+    for q in range(m.n_pr):
+        jr = m.pr_job[q]
+        if _mod_index(m, jr) >= 0:
+            continue
+        m.ev[n_ev].time = m.pr_time[q]
+        m.ev[n_ev].d_old = -s.procs[jr]
+        m.ev[n_ev].d_new = -s.procs[jr]
+        m.ev[n_ev + 1].time = m.pr_end[q]
+        m.ev[n_ev + 1].d_old = s.procs[jr]
+        m.ev[n_ev + 1].d_new = s.procs[jr]
+        n_ev += 2
+    if f_new < 0 and f_new < f_old:
+        return False
+    qsort(m.ev, n_ev, sizeof(mev_t), _mev_cmp)
+    q = 0
+    while q < n_ev:
+        t = m.ev[q].time
+        while q < n_ev and m.ev[q].time == t:
+            f_new += m.ev[q].d_new
+            f_old += m.ev[q].d_old
+            q += 1
+        if f_new < 0 and f_new < f_old:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- the policies
+
+cdef inline int _set_mod(mall_t* m, intp_t k, intp_t j, procs_t p, simtime_t end) noexcept nogil:
+    m.mod_job[k] = j
+    m.mod_procs[k] = p
+    m.mod_end[k] = end
+    return 0
+
+
+cdef inline simtime_t start_end(const sched_t* s, const mall_t* m, intp_t j,
+                                procs_t p) noexcept nogil:
+    """Waiting job j's expected end if it starts now at p (estimate scaled from its
+    queue size when estimates scale)."""
+    cdef simtime_t est = s.est[j]
+    cdef simtime_t req = s.request[j]
+    cdef double r0, r
+    if p != s.procs[j] and m.is_scaled:
+        r0 = speedup(m, j, s.procs[j])
+        r = speedup(m, j, p)
+        est = work_time(<double> est * r0, r)
+        req = work_time(<double> req * r0, r)
+    return expected_end(s.now, est, req, s.now)
+
+
+cdef inline bint start_gains(const sched_t* s, const mall_t* m, intp_t w) noexcept nogil:
+    """Starting waiting job w now (by shrinking another) brings its completion forward by
+    more than min_gain: it could not start before its fit time otherwise."""
+    cdef procs_t avail
+    cdef simtime_t t
+    if m.min_gain <= 0:
+        return True
+    t = fit_time(s, s.procs[w], &avail)
+    return t < 0 or t - s.now > m.min_gain
+
+
+cdef inline bint try_shrink_start(sched_t* s, mall_t* m, intp_t j, procs_t newp,
+                                  intp_t q) except -1 nogil:
+    """Shrink running job j to newp and start the waiting job at queue position q, if
+    that pays (start_gains) and keeps every protected reservation (resv_safe)."""
+    cdef intp_t w = s.wait[q]
+    cdef simtime_t e
+    if not start_gains(s, m, w):
+        return False
+    if m.is_pr_stale:
+        resv_collect(s, m)
+    # EASY / none: a shrunk job holding processors past the shadow time still does after
+    # the shrink (its expected end only moves later), so its exact new end is not needed
+    if (m.easy_avail_at >= 0 and s.exp_end[j] > m.easy_avail_at
+            and s.backfill != BACKFILL_CONSERVATIVE and s.backfill != BACKFILL_SLURM):
+        e = s.exp_end[j]
+    else:
+        e = planned_end(s, m, j, newp)
+    _set_mod(m, 0, j, newp, e)
+    _set_mod(m, 1, w, s.procs[w], expected_end(s.now, s.est[w], s.request[w], s.now))
+    m.n_mod = 2
+    if not resv_safe(s, m):
+        return False
+    resize(s, m, j, newp)
+    start_waiting(s, m, q)
+    m.is_pr_stale = True
+    return True
+
+
+cdef inline bint expand_pays(sched_t* s, mall_t* m, intp_t j, procs_t newp) except -1 nogil:
+    """Growing running job j to newp brings its modelled completion (model_end: estimate,
+    speedup model, reconfiguration cost) forward by more than min_gain, and (in place)
+    keeps every protected reservation."""
+    if model_end(s, m, j, s.procs[j]) - model_end(s, m, j, newp) <= m.min_gain:
+        return False
+    if m.is_slurm:
+        return True         # the expander queues: the pass plans it like any job
+    _set_mod(m, 0, j, newp, planned_end(s, m, j, newp))
+    m.n_mod = 1
+    return resv_safe(s, m)
+
+
+cdef inline int resize_pass(sched_t* s, mall_t* m, bint is_eff) except -1 nogil:
+    """dmr (Iserte et al.; ``is_eff`` False) and efficiency (True).  Each running
+    malleable job at a reconfiguration point, in (expected end, start, index) order:
+    shrink it (not below its floor: min, efficiency: max(min, preferred)) when that lets a
+    waiting job start, by the smallest amount that starts the highest-priority such job
+    whose start pays and keeps the protected reservations, and start that job; else
+    expand it (not above its cap: max; efficiency: preferred while jobs wait) into free
+    processors when no waiting job fits in them and the expansion pays and keeps the
+    reservations (slurm mode: request an expander for them, processors already asked for
+    by this pass's expanders not counted as free; none while the job has one pending);
     else leave it."""
     cdef intp_t n = s.n_run
     cdef intp_t k, q, j, w
-    cdef procs_t need, newp, small, avail
+    cdef procs_t need, newp, small, avail, floor, cap, pref
     cdef procs_t promised = 0     # slurm mode: free processors asked for by expanders
     cdef bint is_done
     cdef intp_t i
@@ -493,31 +920,41 @@ cdef inline int dmr_pass(sched_t* s, mall_t* m) except -1 nogil:
         j = m.cand[k]
         if not at_point(s, m, j):
             continue
+        floor = m.pmin[j]
+        cap = m.pmax[j]
+        if is_eff:
+            pref = preferred_size(m, j)
+            if pref > floor:
+                floor = pref
+            if s.n_wait > 0 and pref < cap:
+                cap = pref
         is_done = False
-        for q in range(s.n_wait):
+        # no waiting job small enough to start by this shrink: skip the queue scan
+        for q in range(s.n_wait if small - s.free <= s.procs[j] - floor else 0):
             w = s.wait[q]
             need = s.procs[w] - s.free
-            if need <= 0 or need > s.procs[j] - m.pmin[j]:
+            if need <= 0 or need > s.procs[j] - floor:
                 continue
             newp = allowed_size(m, j, s.procs[j] - need)
-            if newp == 0:
+            if newp == 0 or newp < floor:
                 continue
-            resize(s, m, j, newp)
-            start_waiting(s, m, q)
-            small = min_waiting(s)
-            is_done = True
-            break
+            if try_shrink_start(s, m, j, newp, q):
+                small = min_waiting(s)
+                is_done = True
+                break
         avail = s.free - promised
-        if is_done or s.procs[j] >= m.pmax[j] or avail <= 0 or s.free >= small:
+        if is_done or s.procs[j] >= cap or avail <= 0 or s.free >= small:
             continue
         newp = s.procs[j] + avail
-        if newp > m.pmax[j]:
-            newp = m.pmax[j]
+        if newp > cap:
+            newp = cap
         newp = allowed_size(m, j, newp)
-        if newp > s.procs[j]:
+        if newp > s.procs[j] and (not m.is_slurm or m.expander[j] < 0) \
+                and expand_pays(s, m, j, newp):
             if not m.is_slurm:
                 resize(s, m, j, newp)
-            elif m.expander[j] < 0:
+                m.is_pr_stale = True
+            else:
                 request_expander(s, m, j, newp)
                 promised += newp - s.procs[j]
     return 0
@@ -528,8 +965,9 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
     reconfiguration points, lowest priority first, taken as the most recently started
     first (then the largest index: the running jobs' queue keys are not plan's input),
     each to its min, the last only as far as needed, when together that frees enough to
-    start the head now; start it.  Otherwise leave everything."""
-    cdef intp_t n, k, i, j, head
+    start the head now, its start pays and the protected reservations keep; start it.
+    Otherwise leave everything."""
+    cdef intp_t n, k, i, j, head, n_mod
     cdef procs_t need, give, newp
     cdef procs_t total_give
     while s.n_wait > 0:
@@ -558,8 +996,9 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
             if newp == 0:
                 newp = s.procs[j]
             total_give += s.procs[j] - newp
-        if total_give < need:
+        if total_give < need or not start_gains(s, m, head):
             break
+        n_mod = 0
         for k in range(n):
             if need <= 0:
                 break
@@ -570,12 +1009,21 @@ cdef inline int head_unblock_pass(sched_t* s, mall_t* m) except -1 nogil:
             newp = allowed_size(m, j, s.procs[j] - give)
             if newp == 0 or newp >= s.procs[j]:
                 continue
-            at_point(s, m, j)
             need -= s.procs[j] - newp
-            resize(s, m, j, newp)
+            _set_mod(m, n_mod, j, newp, planned_end(s, m, j, newp))
+            n_mod += 1
         if need > 0:
             break
+        _set_mod(m, n_mod, head, s.procs[head],
+                 expected_end(s.now, s.est[head], s.request[head], s.now))
+        m.n_mod = n_mod + 1
+        if not resv_safe(s, m):
+            break
+        for k in range(n_mod):
+            at_point(s, m, m.mod_job[k])
+            resize(s, m, m.mod_job[k], m.mod_procs[k])
         start_waiting(s, m, 0)
+        m.is_pr_stale = True
     return 0
 
 
@@ -583,8 +1031,9 @@ cdef inline int moldable_pass(sched_t* s, mall_t* m) except -1 nogil:
     """Moldable start: while the queue head is a moldable job that does not fit at its
     trace size, pick the size in [min, max] with the earliest expected completion given
     the running jobs' expected ends (start when that many processors are free, plus its
-    estimated work at that size; ties: the smaller size); if that size fits now, start
-    the head at it, else leave it waiting."""
+    estimated work at that size; ties: the smaller size); if that size fits now and
+    starting it keeps the protected reservations, start the head at it, else leave it
+    waiting."""
     cdef intp_t j, k
     cdef procs_t p, best_p, avail
     cdef simtime_t when, done_at, best_done
@@ -614,22 +1063,61 @@ cdef inline int moldable_pass(sched_t* s, mall_t* m) except -1 nogil:
             p += 1
         if best_p == 0 or best_p > s.free:
             return 0
-        if m.is_scaled:
-            s.est[j] = work_time(ework, speedup(m, j, best_p))
-            s.request[j] = work_time(<double> s.request[j] * speedup(m, j, m.p0[j]),
-                                     speedup(m, j, best_p))
-        s.procs[j] = best_p
+        _set_mod(m, 0, j, best_p, start_end(s, m, j, best_p))
+        m.n_mod = 1
+        if not resv_safe(s, m):
+            return 0
+        set_waiting_size(s, m, j, best_p)
         start_waiting(s, m, 0)
+        m.is_pr_stale = True
+    return 0
+
+
+cdef inline int fit_pass(sched_t* s, mall_t* m) except -1 nogil:
+    """Start size ``fit``: each waiting flexible job in queue order that the pass left
+    waiting starts now at the largest allowed size in [min, max] that is free now and
+    keeps the protected reservations (tried from the largest down), if there is one."""
+    cdef intp_t q = 0
+    cdef intp_t w
+    cdef procs_t p
+    cdef bint is_started
+    while q < s.n_wait and s.free > 0:
+        w = s.wait[q]
+        is_started = False
+        if m.kind[w] != KIND_RIGID and s.free >= m.pmin[w]:
+            p = s.free if s.free < m.pmax[w] else m.pmax[w]
+            while p >= m.pmin[w]:
+                if allowed_size(m, w, p) == p:
+                    _set_mod(m, 0, w, p, start_end(s, m, w, p))
+                    m.n_mod = 1
+                    if resv_safe(s, m):
+                        set_waiting_size(s, m, w, p)
+                        start_waiting(s, m, q)
+                        m.is_pr_stale = True
+                        is_started = True
+                        break
+                p -= 1
+        if not is_started:
+            q += 1
     return 0
 
 
 cdef inline int malleable_phase(sched_t* s, mall_t* m) except -1 nogil:
-    """Moldable start (when on), then the reconfiguration policy, after a planning pass
-    (the queue is compacted)."""
+    """After a planning pass (the queue is compacted): collect the reservations to
+    protect, then the fit start (start_size fit), the moldable start (when on) and the
+    reconfiguration policy."""
+    if m.policy == MPOL_NONE and not m.is_moldable_start and m.start_size != START_FIT:
+        return 0
+    scratch_reserve(m, s.n_run + s.n_wait + 4)
+    m.is_pr_stale = True            # collected when a decision is first checked
+    if m.start_size == START_FIT:
+        fit_pass(s, m)
     if m.is_moldable_start:
         moldable_pass(s, m)
     if m.policy == MPOL_DMR:
-        dmr_pass(s, m)
+        resize_pass(s, m, False)
+    elif m.policy == MPOL_EFFICIENCY:
+        resize_pass(s, m, True)
     elif m.policy == MPOL_HEAD_UNBLOCK:
         head_unblock_pass(s, m)
     return 0

@@ -1,3 +1,5 @@
+from typing import Callable
+
 import numpy as np
 from malleo.policy import Policy
 from malleo.policy_codes import CorePolicy
@@ -16,4 +18,6 @@ def simulate_malleable(submit: np.ndarray,  # int64[n] seconds, sorted
                        max_procs: np.ndarray,  # int32[n]
                        speedup_a: np.ndarray,  # float64[n]: Amdahl f or Downey A
                        speedup_b: np.ndarray,  # float64[n]: Downey sigma
+                       progress: Callable[[int, int, int], object] | None = None,  # (ended, n, now s)
+                       progress_events: int = 4096,  # event times per progress call
                        ) -> dict[str, np.ndarray]: ...

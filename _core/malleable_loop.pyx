@@ -19,6 +19,7 @@ from malleable cimport mall_on_end, cancel_expander
 from passes cimport run_pass
 
 from malleo._core.job_columns import replay_columns, flex_columns
+from malleo._core.loop import PROGRESS_EVENTS
 
 include "jobs.pxi"
 
@@ -32,12 +33,17 @@ cdef int complete(sched_t* s, mall_t* m, intp_t j) noexcept nogil:
     return 0
 
 
-cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end) except -1 nogil:
+cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end, intp_t* cursor,
+                    intp_t budget) except -1 nogil:
     """The replay: at each event time, completions (by index; stale events skipped),
     arrivals, one pass with the reconfiguration phase (passes.run_pass); repeated while
-    that starts jobs that end at once.  Slots n.. hold expanders (slot n + j: job j's)."""
+    that starts jobs that end at once.  Slots n.. hold expanders (slot n + j: job j's).
+
+    Resumable as loop.run_events: ``cursor`` = (next arrival's index, jobs ended so far),
+    at most ``budget`` event times per call (-1: no limit); returns 1 if events remain."""
     cdef intp_t n = s.n_jobs
-    cdef intp_t i = 0
+    cdef intp_t i = cursor[0]
+    cdef intp_t ended = cursor[1]
     cdef simtime_t t
     cdef bint is_first
     cdef event_t ev
@@ -46,6 +52,11 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end) except -1 
             heap_pop(h)
         if h.n == 0 and i >= n:
             break
+        if budget == 0:
+            cursor[0] = i
+            cursor[1] = ended
+            return 1
+        budget -= 1
         t = next_event_time(h, s.submit, i, n)
         s.now = t
         is_first = True
@@ -56,17 +67,21 @@ cdef int run_events(sched_t* s, mall_t* m, heap_t* h, simtime_t* end) except -1 
                     continue
                 end[ev.id] = t
                 complete(s, m, ev.id)
+                ended += 1
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
             run_pass(s, m, False, NULL)
             if not m.is_zero_start:
                 break
+    cursor[0] = i
+    cursor[1] = ended
     return 0
 
 
 def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition, total_procs,
-                       policy, kind, min_procs, max_procs, speedup_a, speedup_b):
+                       policy, kind, min_procs, max_procs, speedup_a, speedup_b,
+                       progress=None, intp_t progress_events=PROGRESS_EVENTS):
     """Replay jobs, some moldable or malleable, through the scheduler.
 
     Args:
@@ -79,6 +94,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
             1 <= min <= p0 <= max <= total_procs (rigid jobs: p0, p0).
         speedup_a: float64[n], Amdahl f or Downey A per job (unused for linear).
         speedup_b: float64[n], Downey sigma per job (unused otherwise).
+        progress, progress_events: as :func:`malleo._core.simulate`.
 
     Returns:
         dict of numpy arrays: ``start``, ``end``, ``reservation``, ``backfilled``, ``est``
@@ -115,11 +131,23 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     memset(&h, 0, sizeof(heap_t))
     t.wire(core, total, total)
     t.m.heap = &h
+    cdef intp_t cursor[2]
+    cdef int more = 1
+    cursor[0] = 0
+    cursor[1] = 0
+    if progress_events < 1:
+        raise ValueError(f"progress_events: must be >= 1, got {progress_events}")
     try:
-        if n:
+        if n and progress is None:
             heap_init(&h, 1024)
             with nogil:
-                run_events(&t.s, t.mp, &h, &v_end[0])
+                run_events(&t.s, t.mp, &h, &v_end[0], cursor, -1)
+        elif n:
+            heap_init(&h, 1024)
+            while more:
+                with nogil:
+                    more = run_events(&t.s, t.mp, &h, &v_end[0], cursor, progress_events)
+                progress(cursor[1], n, t.s.now)
         logs = _logs(&t.m)
     finally:
         heap_release(&h)

@@ -10,7 +10,7 @@ from libc.string cimport memcpy, memmove
 from _types cimport intp_t
 from sched cimport sched_t, queue_prepare
 from backfill cimport schedule_pass
-from malleable cimport mall_t, mall_on_start, malleable_phase
+from malleable cimport mall_t, mall_on_start, malleable_phase, mall_admit
 
 
 cdef inline bint _ends_now(const sched_t* s, const mall_t* m, intp_t k0) noexcept nogil:
@@ -30,6 +30,8 @@ cdef inline int run_pass(sched_t* s, mall_t* m, bint is_full_sort,
     before the pass.  On return s.started[:s.n_started] holds every job started, in start
     order (the first pass, the reconfiguration phase's starts, the expander pass)."""
     cdef intp_t k, n1
+    if m != NULL:
+        mall_admit(s, m)            # flexible arrivals ask for their start size
     queue_prepare(s, is_full_sort)
     if order_out != NULL and s.n_wait > 0:
         memcpy(order_out, s.wait, s.n_wait * sizeof(intp_t))

@@ -223,6 +223,7 @@ def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
     kind = np.concatenate([run_cols["kind"], pend_cols["kind"]])
     use_mall = ((core.mall_policy != 0 and bool((kind == 2).any()))
                 or (core.is_moldable_start and bool((kind == 1).any()))
+                or (core.start_size != 0 and bool((kind != 0).any()))
                 or bool(has_exp.any()))
     # slurm mode: slots n..2n-1 hold the expanders requested in this call (slot n + k:
     # job k's, k indexing running rows then pending rows: a job started in this call may

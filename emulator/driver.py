@@ -8,12 +8,10 @@ machine cannot hold, maps processors to whole nodes on node-exclusive machines, 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import pandas as pd
 
 from malleo.emulator import metrics
 from malleo.emulator.results import JOB_COLUMNS, ReplayResult
@@ -21,8 +19,14 @@ from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
            "default_workload_name"]
+
+Progress = Callable[[int, int, int], object]
+"""A replay's progress callback: ``progress(jobs ended, jobs replayed, simulated time s)``."""
 
 DEFAULT_WORKLOAD: dict[str, int] = {"jobs": 10000, "procs": 256, "seed": 0}
 """The embedded default workload: ``generate_lublin(jobs, procs, seed)``."""
@@ -31,6 +35,10 @@ DROP_TOO_LARGE = "larger_than_machine"
 """``dropped`` reason: the job asks for more processors (or nodes) than the machine has."""
 
 _DERIVED = ("procs", "runtime", "estimate")
+
+REPLAY_FIELDS = ("job_number", "submit_time", "user_id", "queue", "partition")
+"""The SWF fields a replay reads, besides the derived ``procs``, ``runtime`` and
+``estimate``; the other 13 only go back out in :meth:`ReplayResult.to_swf`."""
 
 
 def default_workload_name() -> str:
@@ -67,7 +75,8 @@ def parse_slice(jobs: str | tuple[int, int] | None) -> tuple[int, int] | None:
 def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            policy: Policy | None = None, *, procs: int | None = None, node_procs: int = 0,
            jobs: str | tuple[int, int] | None = None,
-           bsld_threshold: float = metrics.BSLD_THRESHOLD, **read_options: Any) -> ReplayResult:
+           bsld_threshold: float = metrics.BSLD_THRESHOLD, progress: Progress | None = None,
+           **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -86,6 +95,9 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             (submit, job number) order.  The slice starts on an empty machine at its first
             job's submit time; times are not shifted.
         bsld_threshold: tau of the bounded slowdown, seconds (> 0).
+        progress: None, or ``progress(ended, n, now)``, called by the core every few
+            thousand event times with the jobs ended so far, the jobs replayed and the
+            simulated time reached (seconds): see :func:`malleo._core.simulate`.
         **read_options: passed to ``read_swf`` (e.g. ``lenient``, ``overrun``).
 
     Returns:
@@ -115,7 +127,7 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         workload = trace_or_table
     else:
         workload = load_workload(trace_or_table, procs=procs, **read_options)
-    table, meta, source = workload.table, workload.meta, workload.source
+    table, meta, source = workload.columns, workload.meta, workload.source
     dropped = {k: v for k, v in workload.dropped.items() if v}
     machine = procs if procs is not None else workload.procs
     if machine is None or int(machine) < 1:
@@ -126,17 +138,17 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         raise MalleoError(f"node_procs: {node_procs} processors per node is more than the "
                           f"machine's {machine} processors")
 
-    if not _is_sorted(table["submit_time"].to_numpy(), table["job_number"].to_numpy()):
-        table = table.iloc[np.lexsort((table["job_number"].to_numpy(),
-                                       table["submit_time"].to_numpy()))]
+    # The table is a dict of numpy columns from here on (no pandas: issue 16).
+    if not _is_sorted(table["submit_time"], table["job_number"]):
+        table = _rows(table, np.lexsort((table["job_number"], table["submit_time"])))
     if window is not None:
         start, count = window
-        if start >= len(table):
+        if start >= workload.job_count:
             raise MalleoError(f"jobs: START {start} is past the last job "
-                              f"(the trace has {len(table)} jobs)")
-        table = table.iloc[start:start + count]
+                              f"(the trace has {workload.job_count} jobs)")
+        table = _rows(table, slice(start, start + count))
 
-    want = table["procs"].to_numpy(dtype=np.int64)
+    want = np.asarray(table["procs"], dtype=np.int64)
     if node_procs:
         units = -(-want // node_procs)          # whole nodes, rounding up
         total_units = machine // node_procs
@@ -146,50 +158,81 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     if not fits.all():
         dropped = dict(dropped)
         dropped[DROP_TOO_LARGE] = dropped.get(DROP_TOO_LARGE, 0) + int((~fits).sum())
-        table, units = table[fits], units[fits]
-    table = table.reset_index(drop=True)
+        table, units = _rows(table, fits), units[fits]
 
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
     if policy.malleability.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
-        flex, core = _simulate_malleable(table, units, total_units, policy)
-        return malleable_result(table, core, flex, alloc, machine_procs, node_procs, policy,
+        import pandas as pd
+
+        frame = pd.DataFrame(table, columns=list(table), copy=False)
+        flex, core = _simulate_malleable(frame, units, total_units, policy, progress)
+        return malleable_result(frame, core, flex, alloc, machine_procs, node_procs, policy,
                                 meta, dropped, source, bsld_threshold)
-    core = _simulate(table, units, total_units, policy)
-    return _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped,
-                   source, bsld_threshold)
+    core = _simulate(table, units, total_units, policy, progress)
+    return _result(table, core, want, alloc, machine_procs, node_procs, policy, meta,
+                   dropped, source, bsld_threshold)
 
 
-@dataclass
 class Workload:
     """A loaded workload, ready to replay under several policies without reading it again.
 
     Attributes:
         table: kept jobs, SWF fields plus ``procs`` (int32), ``runtime`` and ``estimate``
-            (int64 seconds), in file order.
+            (int64 seconds), in file order, as a DataFrame (built on first read when the
+            workload was made from columns: the default workload is, so replaying it never
+            imports pandas).
+        columns: the same as a dict of numpy arrays (views of the DataFrame's columns).
+        job_count: number of jobs.
         meta: the trace's metadata (``read_swf``'s second value), None for a table.
         dropped: reason -> jobs dropped while loading.
         source: the trace path, ``"table"`` or the default workload's name.
         procs: the machine's processors known from the source (header or default), or None.
     """
 
-    table: pd.DataFrame
-    meta: Any
-    dropped: dict[str, int]
-    source: str
-    procs: int | None
+    def __init__(self, table: "pd.DataFrame | dict[str, np.ndarray]", meta: Any,
+                 dropped: dict[str, int], source: str, procs: int | None) -> None:
+        self._table = table
+        self.meta, self.dropped, self.source, self.procs = meta, dropped, source, procs
+
+    def __repr__(self) -> str:
+        return (f"Workload(jobs={self.job_count}, source={self.source!r}, procs={self.procs}, "
+                f"dropped={self.dropped})")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        if isinstance(self._table, dict):
+            import pandas as pd
+
+            self._table = pd.DataFrame(self._table, columns=list(self._table), copy=False)
+        return self._table
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        t = self._table
+        return dict(t) if isinstance(t, dict) else {c: t[c].to_numpy() for c in t.columns}
+
+    @property
+    def job_count(self) -> int:
+        t = self._table
+        return len(next(iter(t.values()), ())) if isinstance(t, dict) else len(t)
 
 
 def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
-                  procs: int | None = None, **read_options: Any) -> Workload:
+                  procs: int | None = None, swf_fields: bool = True,
+                  **read_options: Any) -> Workload:
     """Read a trace, clean a table or generate the default workload (see :func:`replay`).
 
     Args:
         trace_or_table: an SWF path, a job table, or None for the embedded default.
         procs: the machine's processors: jobs larger are dropped (for a trace, passed to
             ``read_swf``; required for a table that has only the SWF fields).
+        swf_fields: False keeps, of a trace or the default workload, only the columns a
+            replay reads (:data:`REPLAY_FIELDS` and the derived ones): 104 of 164 bytes a
+            job less (issue 16: ``malleo replay`` without ``--swf-out``); its results
+            cannot then be written as SWF.
         **read_options: ``read_swf`` options for a path; ``procs_from`` and ``overrun``
             also apply to a table.
 
@@ -200,10 +243,12 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         from malleo.emulator.workload import generate_lublin
 
         w = DEFAULT_WORKLOAD
-        raw = generate_lublin(w["jobs"], w["procs"], w["seed"])
+        raw = generate_lublin(w["jobs"], w["procs"], w["seed"], as_columns=True)
         table, dropped = _derive(raw, w["procs"], read_options)
+        if not swf_fields:
+            table = _replay_columns(table)
         return Workload(table, None, dropped, default_workload_name(), w["procs"])
-    if isinstance(trace_or_table, pd.DataFrame):
+    if _is_frame(trace_or_table):
         if all(c in trace_or_table.columns for c in _DERIVED):
             table, dropped = trace_or_table, {}
         else:
@@ -219,33 +264,60 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
     if isinstance(trace_or_table, (str, Path)):
         from malleo.emulator.swf import read_swf
 
-        table, meta = read_swf(trace_or_table, procs=procs, **read_options)
+        table, meta = read_swf(trace_or_table, procs=procs, as_columns=True,
+                               fields=None if swf_fields else REPLAY_FIELDS, **read_options)
+        if not swf_fields:
+            table = _replay_columns(table)
         return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
                         str(trace_or_table), getattr(meta, "procs", None))
     raise MalleoError(f"trace: expected a path, a DataFrame or None, got "
                       f"{type(trace_or_table).__name__}")
 
 
-def _derive(raw: pd.DataFrame, machine_procs: int, read_options: dict[str, Any]
-            ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Clean an SWF-fields table by read_swf's rules (:mod:`malleo.emulator.swf_clean`).
+def _is_frame(value: Any) -> bool:
+    """True for a pandas DataFrame, without importing pandas when it is not loaded."""
+    import sys
+
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)
+
+
+def _replay_columns(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Only the columns a replay reads (``load_workload(swf_fields=False)``)."""
+    return {name: table[name] for name in (*REPLAY_FIELDS, *_DERIVED)}
+
+
+def _rows(table: dict[str, np.ndarray], rows) -> dict[str, np.ndarray]:
+    """The rows ``rows`` (a slice, an index array or a boolean mask) of every column."""
+    return {name: values[rows] for name, values in table.items()}
+
+
+def _derive(raw: "pd.DataFrame | dict[str, np.ndarray]", machine_procs: int,
+            read_options: dict[str, Any]) -> tuple["pd.DataFrame | dict[str, np.ndarray]",
+                                                   dict[str, int]]:
+    """Clean an SWF-fields table (a DataFrame, or a dict of columns: the result is of the
+    same kind) by read_swf's rules (:mod:`malleo.emulator.swf_clean`).
 
     Only the ``procs_from`` and ``overrun`` read options apply to a table.
     Returns ``(kept rows with the derived columns, dropped reason -> count)``.
     """
     from malleo.emulator import swf_clean
 
-    missing = [c for c in FIELDS if c not in raw.columns]
+    names = list(raw) if isinstance(raw, dict) else list(raw.columns)
+    missing = [c for c in FIELDS if c not in names]
     if missing:
         raise MalleoError(f"table: missing SWF column(s) {', '.join(missing)}")
     options = {k: v for k, v in read_options.items() if k in ("procs_from", "overrun")}
-    ints = {c: raw[c].to_numpy(dtype=np.int64) for c in
+    ints = {c: np.asarray(raw[c]).astype(np.int64, copy=False) for c in
             ("run_time", "allocated_procs", "requested_procs", "requested_time")}
     try:
         derived, keep, dropped = swf_clean.derive(ints, machine_procs, **options)
     except ValueError as exc:
         raise MalleoError(str(exc)) from None
-    table = raw.assign(**derived)[keep].reset_index(drop=True)
+    if isinstance(raw, dict):
+        table = _rows({**raw, **derived}, keep)
+    else:
+        table = raw.assign(**derived)[keep].reset_index(drop=True)
     return table, {k: v for k, v in dropped.items() if v}
 
 
@@ -255,8 +327,8 @@ def _is_sorted(submit: np.ndarray, number: np.ndarray) -> bool:
     return bool(np.all((ds > 0) | ((ds == 0) & (dn >= 0))))
 
 
-def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
-              policy: Policy) -> dict[str, np.ndarray]:
+def _simulate(table: dict[str, np.ndarray], units: np.ndarray, total_units: int,
+              policy: Policy, progress: Progress | None = None) -> dict[str, np.ndarray]:
     from malleo._core import simulate
 
     def col(values, dtype):
@@ -264,17 +336,16 @@ def _simulate(table: pd.DataFrame, units: np.ndarray, total_units: int,
         # C-contiguous buffers, so copy only when needed.
         return np.require(values, dtype=dtype, requirements=["C", "W"])
 
-    return simulate(col(table["submit_time"].to_numpy(), np.int64),
-                    col(table["runtime"].to_numpy(), np.int64),
-                    col(table["estimate"].to_numpy(), np.int64), col(units, np.int32),
-                    col(table["user_id"].to_numpy(), np.int32),
-                    col(table["queue"].to_numpy(), np.int32),
-                    col(table["partition"].to_numpy(), np.int32),
-                    int(total_units), policy)
+    return simulate(col(table["submit_time"], np.int64), col(table["runtime"], np.int64),
+                    col(table["estimate"], np.int64), col(units, np.int32),
+                    col(table["user_id"], np.int32), col(table["queue"], np.int32),
+                    col(table["partition"], np.int32), int(total_units), policy,
+                    progress=progress)
 
 
 def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
-                        policy: Policy) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                        policy: Policy, progress: Progress | None = None
+                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
     malleable core's output for them."""
     from malleo._core.malleable_loop import simulate_malleable
@@ -287,47 +358,57 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
         table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),
         table["user_id"].to_numpy(np.int32), table["queue"].to_numpy(np.int32),
         table["partition"].to_numpy(np.int32), int(total_units), policy, flex["kind"],
-        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"])
+        flex["min_procs"], flex["max_procs"], flex["speedup_a"], flex["speedup_b"],
+        progress=progress)
     return flex, core
 
 
-def _result(table, core, alloc, machine_procs, node_procs, policy, meta, dropped, source,
+def _result(table, core, want, alloc, machine_procs, node_procs, policy, meta, dropped, source,
             bsld_threshold) -> ReplayResult:
-    submit = table["submit_time"].to_numpy(dtype=np.int64)
-    runtime = table["runtime"].to_numpy(dtype=np.int64)
+    """The ReplayResult of a rigid replay; its tables are kept as columns (DataFrames are
+    built on first read, :class:`ReplayResult`)."""
+    submit = np.asarray(table["submit_time"], dtype=np.int64)
+    runtime = np.asarray(table["runtime"], dtype=np.int64)
     start = np.asarray(core["start"], dtype=np.int64)
     end = np.asarray(core["end"], dtype=np.int64)
-    user = table["user_id"].to_numpy()
+    user = table["user_id"]
     backfilled = np.asarray(core["backfilled"]).astype(bool)
     alloc = np.asarray(alloc, dtype=np.int64)
     per_job = metrics.job_metrics(submit, start, runtime, bsld_threshold)
 
-    def owned(name, dtype=None):
-        # A fresh, writable copy of a table column, so the result shares nothing with it.
-        return np.array(table[name].to_numpy(), dtype=dtype, copy=True)
+    def kept(values, dtype=None):
+        # The result keeps the table's own column as a read-only view (no copy: issue 16,
+        # memory); ReplayResult copies read-only columns when it builds its DataFrame, so
+        # the result still shares nothing writable with the workload.
+        values = np.asarray(values)
+        if dtype is not None and values.dtype != dtype:
+            return values.astype(dtype)
+        view = values.view()
+        view.flags.writeable = False
+        return view
 
-    # copy=False: one block per column; consolidating 17 columns would cost more than
-    # the whole driver (each array below is the frame's own).
-    jobs = pd.DataFrame({
-        "job_id": owned("job_number", np.int64),
-        "submit": submit.copy(), "start": start, "end": end,
+    jobs = {
+        "job_id": kept(table["job_number"], np.int64),
+        "submit": kept(submit), "start": start, "end": end,
         "wait": per_job["wait"], "response": per_job["response"],
-        "procs": owned("procs", np.int64), "alloc_procs": alloc.copy(),
-        "runtime": runtime.copy(), "estimate": owned("estimate", np.int64),
+        "procs": kept(want), "alloc_procs": kept(alloc),
+        "runtime": kept(runtime), "estimate": kept(table["estimate"], np.int64),
         "bsld": per_job["bsld"], "slowdown": per_job["slowdown"],
-        "user": owned("user_id"), "queue": owned("queue"), "partition": owned("partition"),
+        "user": kept(table["user_id"]), "queue": kept(table["queue"]),
+        "partition": kept(table["partition"]),
         "backfilled": backfilled,
         "reservation": np.array(core["reservation"], dtype=np.int64, copy=True),
-    }, columns=list(JOB_COLUMNS), copy=False)
-    summary, users = metrics.summarize(submit, start, end, runtime, alloc, user, backfilled,
-                                       machine_procs, bsld_threshold, dropped)
-    if node_procs and len(jobs):
-        used = float(np.sum(jobs["procs"].to_numpy(dtype=np.float64) * runtime))
+    }
+    summary, users = metrics.summary_and_user_columns(
+        submit, start, end, runtime, alloc, user, backfilled, machine_procs, bsld_threshold,
+        dropped, per_job=per_job)
+    if node_procs and submit.size:
+        used = float(np.sum(jobs["procs"].astype(np.float64) * runtime))
         span = summary["makespan"]
         summary["utilization_used"] = used / (machine_procs * span) if span > 0 else float("nan")
     summary.update({"policy": policy.describe(), "procs": machine_procs,
                     "node_procs": node_procs, "source": source})
-    swf_cols = [c for c in FIELDS if c in table.columns]
+    swf_columns = {c: kept(table[c]) for c in FIELDS if c in table}
     return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
                         policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
-                        source=source, swf_table=table[swf_cols].reset_index(drop=True))
+                        source=source, swf_table=swf_columns)

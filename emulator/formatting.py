@@ -58,6 +58,10 @@ def replay_table(summary: dict[str, Any]) -> str:
         index = list(SUMMARY_KEYS).index("utilization") + 1
         rows.insert(index, ("utilization (used procs)",
                             format_metric("utilization", summary["utilization_used"])))
+    if "utilization_useful" in summary:
+        index = list(SUMMARY_KEYS).index("utilization") + 1
+        rows.insert(index, ("utilization (useful work)",
+                            format_metric("utilization", summary["utilization_useful"])))
     if "reconfigurations_expand" in summary:      # a malleable replay (docs/malleability.md)
         head.append(("malleability", f"{summary.get('malleability', '')}"))
         rows += [("workload completion", format_metric("makespan",

@@ -35,7 +35,9 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
     ``wait`` and ``response`` are as usual (response = end - submit); ``slowdown`` and
     ``bsld`` divide the response by the trace runtime (at the trace size), so a job that
     ran faster thanks to an expansion can score below its rigid self.  ``utilization``
-    is processor-seconds held / (P x makespan).
+    is processor-seconds held / (P x makespan); ``utilization_useful`` the work done
+    (processor-seconds at full efficiency: S(p) per second while holding p and not
+    reconfiguring, every job under its speedup model, rigid ones included) / (P x makespan).
     """
     unit = node_procs if node_procs else 1
     submit = table["submit_time"].to_numpy(dtype=np.int64)
@@ -78,6 +80,12 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
         summary["slowdown_mean"] = float(np.mean(slowdown))
         summary["utilization"] = (float(proc_seconds.sum()) / (machine_procs * makespan)
                                   if makespan and makespan > 0 else float("nan"))
+        # processors doing useful work: the work done (single-processor-equivalent
+        # seconds, rate S(p) while holding p and not reconfiguring), so time spent
+        # reconfiguring and the efficiency lost to a poor speedup are counted out
+        useful = float(np.asarray(core["work_done"], dtype=np.float64).sum()) * unit
+        summary["utilization_useful"] = (useful / (machine_procs * makespan)
+                                         if makespan and makespan > 0 else float("nan"))
         users = metrics.user_metrics(user, bsld, wait)
         summary["fairness_jain"] = metrics.jain_index(users["bsld_mean"].to_numpy())
     exp_rows = np.asarray(core.get("exp_job", ()), dtype=np.int64)

@@ -6,11 +6,16 @@ there and here are the same.
 """
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-__all__ = ["BSLD_THRESHOLD", "job_metrics", "summarize", "user_metrics", "jain_index",
-           "timeline", "SUMMARY_KEYS"]
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BSLD_THRESHOLD", "job_metrics", "summarize", "summary_and_user_columns",
+           "user_columns", "user_metrics", "users_frame", "jain_index", "timeline",
+           "SUMMARY_KEYS"]
 
 BSLD_THRESHOLD = 10
 """Default bounded-slowdown threshold tau, seconds (Feitelson et al.)."""
@@ -74,19 +79,55 @@ def jain_index(values: np.ndarray) -> float:
     return float(np.sum(x)) ** 2 / (x.size * square_sum)
 
 
+def user_columns(user: np.ndarray, bsld: np.ndarray, wait: np.ndarray) -> dict[str, np.ndarray]:
+    """Per user, in increasing user id: ``user``, ``jobs`` (int64), ``bsld_mean`` and
+    ``wait_mean`` (s, float64).  The means are pandas' ``groupby(...).mean()`` to the bit
+    (compensated sums in row order, :mod:`malleo._core.group_mean`), without pandas."""
+    from malleo._core.group_mean import group_means
+
+    user = np.asarray(user)
+    ids, inverse, counts = np.unique(user, return_inverse=True, return_counts=True)
+    group = np.ascontiguousarray(inverse.ravel(), dtype=np.intp)
+
+    def means(values) -> np.ndarray:
+        return group_means(group, np.ascontiguousarray(values, dtype=np.float64), ids.size)
+
+    return {"user": ids, "jobs": counts.astype(np.int64), "bsld_mean": means(bsld),
+            "wait_mean": means(wait)}
+
+
+def users_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    """:func:`user_columns` as a DataFrame indexed by ``user`` (imports pandas)."""
+    import pandas as pd
+
+    return pd.DataFrame({k: columns[k] for k in ("jobs", "bsld_mean", "wait_mean")},
+                        index=pd.Index(columns["user"], name="user"))
+
+
 def user_metrics(user: np.ndarray, bsld: np.ndarray, wait: np.ndarray) -> pd.DataFrame:
     """Per user: ``jobs``, ``bsld_mean`` and ``wait_mean`` (s), indexed by user id, sorted."""
-    frame = pd.DataFrame({"user": np.asarray(user), "bsld": bsld, "wait": wait}, copy=False)
-    grouped = frame.groupby("user", sort=True)
-    return pd.DataFrame({"jobs": grouped.size(), "bsld_mean": grouped["bsld"].mean(),
-                         "wait_mean": grouped["wait"].mean()})
+    return users_frame(user_columns(user, bsld, wait))
 
 
 def summarize(submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: np.ndarray,
               procs: np.ndarray, user: np.ndarray, backfilled: np.ndarray, total_procs: int,
               bsld_threshold: float = BSLD_THRESHOLD,
               dropped: dict[str, int] | None = None) -> tuple[dict, pd.DataFrame]:
-    """The summary metrics of one schedule.
+    """The summary metrics of one schedule: :func:`summary_and_user_columns` with the
+    per-user table as a DataFrame (:func:`users_frame`)."""
+    summary, users = summary_and_user_columns(submit, start, end, runtime, procs, user,
+                                              backfilled, total_procs, bsld_threshold, dropped)
+    return summary, users_frame(users)
+
+
+def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
+                             runtime: np.ndarray, procs: np.ndarray, user: np.ndarray,
+                             backfilled: np.ndarray, total_procs: int,
+                             bsld_threshold: float = BSLD_THRESHOLD,
+                             dropped: dict[str, int] | None = None,
+                             per_job: dict[str, np.ndarray] | None = None
+                             ) -> tuple[dict, dict]:
+    """The summary metrics of one schedule (no pandas).
 
     Args:
         submit, start, end, runtime: int64 seconds per job.
@@ -95,16 +136,18 @@ def summarize(submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: n
         total_procs: P, processors of the machine.
         bsld_threshold: tau for the bounded slowdown, seconds.
         dropped: reason -> jobs dropped before the replay (reported as given).
+        per_job: :func:`job_metrics` of these arrays when the caller has it already.
 
     Returns:
         ``(summary, users)``: the summary dict (keys of :data:`SUMMARY_KEYS`, plus
         ``dropped_by_reason`` and ``bsld_threshold``; times in seconds, utilization a
-        fraction in [0, 1], throughput in jobs per hour) and the per-user table
-        of :func:`user_metrics`.  With no jobs, every statistic is NaN.
+        fraction in [0, 1], throughput in jobs per hour) and the per-user columns
+        of :func:`user_columns`.  With no jobs, every statistic is NaN.
     """
     n = int(np.asarray(submit).size)
-    per_job = job_metrics(submit, start, runtime, bsld_threshold)
-    users = user_metrics(user, per_job["bsld"], per_job["wait"])
+    if per_job is None:
+        per_job = job_metrics(submit, start, runtime, bsld_threshold)
+    users = user_columns(user, per_job["bsld"], per_job["wait"])
     dropped = dict(dropped or {})
     nan = float("nan")
     summary: dict = {"jobs": n, "dropped": int(sum(dropped.values())),
@@ -133,8 +176,8 @@ def summarize(submit: np.ndarray, start: np.ndarray, end: np.ndarray, runtime: n
         "makespan": makespan,
         "throughput": n * 3600.0 / makespan if makespan > 0 else nan,
         "backfilled": int(np.count_nonzero(backfilled)),
-        "users": int(len(users)),
-        "fairness_jain": jain_index(users["bsld_mean"].to_numpy()),
+        "users": int(users["user"].size),
+        "fairness_jain": jain_index(users["bsld_mean"]),
     })
     return summary, users
 
@@ -170,6 +213,8 @@ def timeline(submit: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.n
     columns = {name: np.cumsum(delta[order])[last]
                for name, delta in (("busy_procs", busy), ("queued_jobs", qjobs),
                                    ("queued_procs", qprocs), ("queued_work", qwork))}
+    import pandas as pd
+
     frame = pd.DataFrame({"time": times[last], **columns})
     frame.insert(2, "utilization", frame["busy_procs"] / float(total_procs))
     return frame

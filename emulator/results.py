@@ -11,13 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from malleo.emulator import metrics
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 from malleo.policy_file import policy_to_dict
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ReplayResult", "JOB_COLUMNS", "log_paths", "group_history"]
 
@@ -44,6 +48,11 @@ class ReplayResult:
         summary: the summary metrics (see :func:`malleo.emulator.metrics.summarize` and
             docs/metrics.md), plus ``policy``, ``procs``, ``node_procs`` and ``source``.
         users: per-user ``jobs``, ``bsld_mean``, ``wait_mean``, indexed by user id.
+
+    ``jobs``, ``users`` and ``swf_table`` may be given as DataFrames or as dicts of
+    equal-length numpy columns (the rigid driver's way): read, each is a DataFrame, built
+    on first read, so a replay that only prints its summary never imports pandas (issue 16:
+    start-up and memory).  :meth:`column` reads one job column without building the table.
         dropped: reason -> number of trace jobs not replayed.
         policy: the policy replayed.
         meta: the trace's metadata (from ``read_swf``) or None for a table.
@@ -75,6 +84,12 @@ class ReplayResult:
     size_log: pd.DataFrame | None = field(default=None, repr=False)
     expander_log: pd.DataFrame | None = field(default=None, repr=False)
 
+    def column(self, name: str) -> np.ndarray:
+        """One column of :attr:`jobs` as a numpy array, without building the DataFrame
+        when it has not been built yet."""
+        value = self.__dict__["_jobs"]
+        return value[name] if isinstance(value, dict) else value[name].to_numpy()
+
     def size_history(self) -> dict[int, list[tuple[int, int]]]:
         """Malleable replays: job_id -> [(time, size), ...], each job's size over time
         (seconds, processors or allocated units), its start first; empty for a rigid replay.
@@ -91,10 +106,9 @@ class ReplayResult:
 
         Computed on first access: one row per distinct submit/start/end time.
         """
-        j = self.jobs
-        return metrics.timeline(j["submit"].to_numpy(), j["start"].to_numpy(),
-                                j["end"].to_numpy(), j["alloc_procs"].to_numpy(),
-                                j["runtime"].to_numpy(), self.procs)
+        col = self.column
+        return metrics.timeline(col("submit"), col("start"), col("end"), col("alloc_procs"),
+                                col("runtime"), self.procs)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary, dropped counts and policy as JSON-ready plain data."""
@@ -123,7 +137,13 @@ class ReplayResult:
         names the source trace and the policy.  Submit times are unchanged.
         """
         from malleo.emulator.swf import TraceMeta, write_swf
+        from malleo.emulator.swf_fields import FIELDS
 
+        missing = [f for f in FIELDS if f not in list(self.__dict__["_swf_table"])]
+        if missing:
+            raise MalleoError(f"{path}: cannot write SWF: the workload was loaded without "
+                              f"the SWF fields {', '.join(missing)} "
+                              f"(load_workload(swf_fields=False)); load it with them")
         table = self.swf_table.assign(runtime=self.jobs["runtime"].to_numpy(),
                                       procs=self.jobs["alloc_procs"].to_numpy())
         meta = dataclasses.replace(self.meta) if self.meta is not None else TraceMeta()
@@ -155,6 +175,8 @@ class ReplayResult:
         sizes_path, expanders_path = log_paths(path)
         if self.size_log is not None:
             unit = int(self.node_procs) or 1
+            import pandas as pd
+
             tables.append((sizes_path, pd.DataFrame({
                 "job_id": self.size_log["job_id"].to_numpy(),
                 "time": self.size_log["time"].to_numpy(),
@@ -168,6 +190,42 @@ class ReplayResult:
                 _require_pyarrow(target)
                 table.to_parquet(target, index=False, engine="pyarrow")
         return [target for target, _ in tables]
+
+
+class _LazyFrame:
+    """A :class:`ReplayResult` attribute that is set to a DataFrame or to a dict of
+    equal-length numpy columns and reads as a DataFrame, built (and kept) on first read."""
+
+    def __init__(self, name: str, build) -> None:
+        self.slot, self.build = f"_{name}", build
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.slot]
+        if isinstance(value, dict):
+            value = obj.__dict__[self.slot] = self.build(value)
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+
+def _frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    import pandas as pd
+
+    # copy=False: one block per column; consolidating 17 columns would cost more than
+    # the whole driver.  A read-only column is a view of the replayed workload's own
+    # (the driver keeps those without copying them): the frame gets its own copy.
+    own = {name: values if getattr(values, "flags", None) is None or values.flags.writeable
+           else values.copy() for name, values in columns.items()}
+    return pd.DataFrame(own, columns=list(own), copy=False)
+
+
+# Set after @dataclass, so that the generated __init__ assigns through them.
+ReplayResult.jobs = _LazyFrame("jobs", _frame)
+ReplayResult.users = _LazyFrame("users", metrics.users_frame)
+ReplayResult.swf_table = _LazyFrame("swf_table", _frame)
 
 
 def group_history(job_id, time, size) -> dict[int, list[tuple[int, int]]]:

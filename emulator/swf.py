@@ -21,9 +21,9 @@ import stat
 import warnings
 import zlib
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 import malleo
 from malleo._core import _swfscan
@@ -32,6 +32,9 @@ from malleo.emulator.swf_fields import FIELD_NUMBER, FIELDS, FLOAT_FIELDS, MISSI
 from malleo.emulator.swf_header import TraceMeta, header_lines, parse_header
 from malleo.errors import TraceError
 from malleo.limits import MAX_PROCS, MAX_TIME
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FIELDS", "FLOAT_FIELDS", "MISSING", "DERIVED", "BAD_LINE_KINDS", "DROP_REASONS",
            "TraceMeta", "read_swf", "write_swf"]
@@ -58,7 +61,9 @@ _EXAMPLES_PER_KIND = 3   # bad-line messages kept in meta.warnings per kind (len
 
 def read_swf(path: str | os.PathLike, *, procs: int | None = None,
              procs_from: str = "allocated", overrun: str = "extend",
-             lenient: bool = False) -> tuple[pd.DataFrame, TraceMeta]:
+             lenient: bool = False, as_columns: bool = False,
+             fields: Sequence[str] | None = None
+             ) -> tuple[pd.DataFrame | dict[str, np.ndarray], TraceMeta]:
     """Read an SWF trace into a job table.
 
     Args:
@@ -70,6 +75,13 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
             estimate to its runtime; "cut" cuts its runtime at its request.
         lenient: skip malformed job lines and count them in ``meta.bad_lines`` instead of
             raising on the first.
+        as_columns: return the jobs as a dict of numpy columns (the same arrays the
+            DataFrame would hold) and never import pandas: the replay driver's way
+            (issue 16: start-up and peak memory).
+        fields: the SWF fields to keep (default all 18, in ``FIELDS`` order); the ones the
+            checks and the derived columns read (``submit_time``, ``run_time``,
+            ``allocated_procs``, ``requested_procs``, ``requested_time``) are always kept.
+            The others are still parsed and checked, but never stored.
 
     Returns:
         ``(jobs, meta)``.  ``jobs`` has the 18 SWF fields (int64, float64 for
@@ -105,7 +117,15 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
     source = os.fspath(path)
     meta = TraceMeta(source=source, options={"procs": procs, "procs_from": procs_from,
                                              "overrun": overrun, "lenient": lenient})
-    scanner = _swfscan.Scanner(_IS_INT, lenient, _COMMENT_BUDGET)
+    if fields is not None:
+        unknown = sorted(set(fields) - set(FIELDS))
+        if unknown:
+            raise TraceError(f"fields: unknown SWF field(s) {', '.join(unknown)}")
+        wanted = set(fields) | set(_ALWAYS_READ)
+        keep = [name in wanted for name in FIELDS]
+    else:
+        keep = None
+    scanner = _swfscan.Scanner(_IS_INT, lenient, _COMMENT_BUDGET, keep)
     _scan_file(source, scanner)
     ints, floats, numbers = scanner.result()
     comments = scanner.comments
@@ -146,19 +166,30 @@ def read_swf(path: str | os.PathLike, *, procs: int | None = None,
         warnings.warn(message, UserWarning, stacklevel=2)
 
     if keep_index.size == submit.size and not meta.unsorted:   # every line kept, in order
-        table = {name: columns[name] for name in FIELDS} | derived
+        table = {name: columns[name] for name in FIELDS if name in columns} | derived
     else:
-        table = {name: columns[name][keep_index] for name in FIELDS}
+        table = {name: columns[name][keep_index] for name in FIELDS if name in columns}
         table.update({name: derived[name][keep_index] for name in DERIVED})
-    jobs = pd.DataFrame(table, copy=False)
-    meta.lines["kept"] = len(jobs)
-    return jobs, meta
+    meta.lines["kept"] = int(table["submit_time"].size)
+    if as_columns:
+        return table, meta
+    import pandas as pd
+
+    return pd.DataFrame(table, copy=False), meta
 
 
-def _fields(ints: list[np.ndarray], floats: list[np.ndarray]) -> dict[str, np.ndarray]:
-    """Field name -> its array among the scanner's int64 and float64 columns."""
+_ALWAYS_READ = ("submit_time", "run_time", "allocated_procs", "requested_procs",
+                "requested_time")
+"""Fields ``read_swf`` reads whatever ``fields`` asks: the value checks and ``derive``."""
+
+
+def _fields(ints: list[np.ndarray | None], floats: list[np.ndarray | None]
+            ) -> dict[str, np.ndarray]:
+    """Field name -> its array among the scanner's int64 and float64 columns (the fields
+    the scanner did not keep are left out)."""
     rows_int, rows_float = iter(ints), iter(floats)
-    return {name: next(rows_float if name in FLOAT_FIELDS else rows_int) for name in FIELDS}
+    pairs = ((name, next(rows_float if name in FLOAT_FIELDS else rows_int)) for name in FIELDS)
+    return {name: values for name, values in pairs if values is not None}
 
 
 def _drop_bad_lines(columns: dict[str, np.ndarray], numbers: np.ndarray, bad: list,

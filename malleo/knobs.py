@@ -165,7 +165,8 @@ SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
-RECONFIG_POLICIES = ("none", "dmr", "head-unblock")
+RECONFIG_POLICIES = ("none", "dmr", "head-unblock", "efficiency")
+START_SIZES = ("full", "min", "preferred", "fit")
 RECONFIG_POINTS = ("any", "checkin")
 ESTIMATE_SCALINGS = ("speedup", "fixed")
 EXPAND_MODES = ("in-place", "slurm")
@@ -261,6 +262,19 @@ KNOBS: tuple[Knob, ...] = (
     Knob("malleability", "expand_mode", "choice", "in-place",
          "how an expansion gets its processors (at once, or a queued expander request)",
          choices=EXPAND_MODES, option="--expand-mode"),
+    Knob("malleability", "start_size", "choice", "full",
+         "the size a flexible job asks for in the queue: its trace size, its min, its "
+         "preferred size (efficiency above efficiency_threshold), or the largest >= min "
+         "that fits now without delaying a reservation", choices=START_SIZES,
+         option="--start-size"),
+    Knob("malleability", "efficiency_threshold", "float", 0.8,
+         "preferred size: the largest whose parallel efficiency S(p)/p under the job's "
+         "speedup model is at least this", "", 0.0, 1.0, low_open=True,
+         option="--efficiency-threshold", metavar="E"),
+    Knob("malleability", "min_gain", "int", 0,
+         "a resize is taken only if the resized (expand) or started (shrink-to-start) job's "
+         "expected completion gets earlier by more than this", _S, 0, MAX_TIME,
+         option="--min-gain", metavar="SECONDS"),
 )
 """Every knob, in policy-file order."""
 

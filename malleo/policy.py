@@ -16,6 +16,7 @@ from malleo.errors import PolicyError
 
 from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
+                          START_SIZES,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
 
 # The name tuples (defined once in malleo.knobs, in the order of the core's codes):
@@ -32,7 +33,10 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES,
 # SPEEDUP_MODELS: linear (S = p), Amdahl with serial fraction f (S = 1 / (f + (1 - f) / p)),
 #   Downey 1997 with average parallelism A and variance sigma.
 # RECONFIG_POLICIES: nothing, DMR-style shrink-else-expand at each job's reconfiguration
-#   point (Iserte et al.), or shrinking to start a blocked queue head.
+#   point (Iserte et al.), shrinking to start a blocked queue head, or keeping jobs near
+#   their preferred (efficient) size (docs/malleability.md "Reconfiguration policies").
+# START_SIZES: a flexible job waits for its trace size, its min, its preferred size, or
+#   starts at the largest size >= min that fits at a pass (reservation-safe).
 # RECONFIG_POINTS: at any scheduling pass, or at the first pass at or after each check-in
 #   point (start + k x checkin_period).
 # ESTIMATE_SCALINGS: a resized job's requested time scales with the speedup model, or stays
@@ -125,6 +129,13 @@ class Malleability:
         moldable_start: a blocked moldable queue head starts at the size in [min, max]
             with the earliest expected completion (or keeps waiting if that size is not free).
         expand_mode: one of :data:`EXPAND_MODES`.
+        start_size: one of :data:`START_SIZES`: the size a flexible job asks for while it
+            waits (``full`` p0, ``min``, ``preferred``) or ``fit`` (the largest size >= min
+            that fits at a pass without delaying a reservation).
+        efficiency_threshold: in (0, 1]; the preferred size is the largest p in [min, max]
+            with S(p) / p >= this (at least min).
+        min_gain: seconds; an expansion (a shrink to start a job) is taken only if the
+            resized (started) job's expected completion gets earlier by more than this.
     """
 
     fraction: float = 0.0
@@ -146,6 +157,9 @@ class Malleability:
     policy: str = "dmr"
     moldable_start: bool = False
     expand_mode: str = "in-place"
+    start_size: str = "full"
+    efficiency_threshold: float = 0.8
+    min_gain: int = 0                  # seconds
 
     def __post_init__(self) -> None:
         _check_knobs(self, "malleability")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES, SPEEDUP_MODELS,
+                           START_SIZES,
                            Policy, parse_speedup)
 
 __all__ = ["CorePolicy", "compile_policy", "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES",
@@ -23,6 +24,7 @@ BACKFILL_CODES = {name: code for code, name in enumerate(BACKFILLS)}
 ESTIMATE_CODES = {name: code for code, name in enumerate(ESTIMATES)}
 RECONFIG_POLICY_CODES = {name: code for code, name in enumerate(RECONFIG_POLICIES)}
 SPEEDUP_CODES = {name: code for code, name in enumerate(SPEEDUP_MODELS)}
+START_SIZE_CODES = {name: code for code, name in enumerate(START_SIZES)}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,10 @@ class CorePolicy:
         reconfig_fixed, reconfig_per_proc: reconfiguration cost, seconds (per processor).
         min_interval, checkin_period: seconds.
         is_slurm_expand: expansions queue expander requests (slurm expand mode).
+        start_size: code (``START_*`` of malleable.pxd) of the flexible jobs' start size.
+        efficiency_threshold: preferred size's minimum parallel efficiency, in (0, 1].
+        min_gain: seconds a resize must bring a job's expected completion forward by
+            (strictly more than).
     """
 
     order: int
@@ -78,6 +84,9 @@ class CorePolicy:
     min_interval: int
     checkin_period: int
     is_slurm_expand: bool
+    start_size: int = 0
+    efficiency_threshold: float = 0.8
+    min_gain: int = 0
 
     @property
     def core(self) -> "CorePolicy":
@@ -118,4 +127,6 @@ def compile_policy(policy: Policy) -> CorePolicy:
         is_pow2=bool(mal.power_of_two), is_moldable_start=bool(mal.moldable_start),
         reconfig_fixed=float(mal.reconfig_fixed), reconfig_per_proc=float(mal.reconfig_per_proc),
         min_interval=int(mal.min_interval), checkin_period=int(mal.checkin_period),
-        is_slurm_expand=mal.expand_mode == "slurm")
+        is_slurm_expand=mal.expand_mode == "slurm",
+        start_size=START_SIZE_CODES[mal.start_size],
+        efficiency_threshold=float(mal.efficiency_threshold), min_gain=int(mal.min_gain))

@@ -1,6 +1,12 @@
-"""Shared pytest fixtures.
+"""Shared pytest fixtures, and the unit / integration split.
 
 tests/ has no __init__.py, so pytest puts it on sys.path and its helper modules import by name.
+
+Every test is either ``integration`` (it needs a live service: marked ``slurm`` or ``mpi``,
+see :data:`INTEGRATION_MARKERS`) or ``unit`` (the built core and Python only); both markers
+are added here at collection, so test files only say what service they need.
+``make test-unit`` runs ``-m unit``, ``make test-integration`` runs ``-m integration``
+(docs/testing.md, "Unit and integration tests").
 """
 from slurm_fixture import slurm_cluster, slurm_jobs  # noqa: F401  (real local Slurm, session-scoped)
 
@@ -45,3 +51,24 @@ from cli_runner import invoke  # noqa: E402
 def malleo_cli():
     """Run ``malleo ARGS...`` in-process (cli_runner.invoke: catch_exceptions=False)."""
     return invoke
+
+
+INTEGRATION_MARKERS = ("slurm", "mpi")
+"""Markers of tests that need a live service (a local Slurm, a real MPI): those tests are
+``integration``; every other test is ``unit``."""
+
+
+@pytest.hookimpl(tryfirst=True)       # before `-m` deselects by these markers
+def pytest_collection_modifyitems(config, items):
+    """Mark each collected test ``integration`` or ``unit`` (from its service markers)."""
+    for item in items:
+        is_integration = any(item.get_closest_marker(name) for name in INTEGRATION_MARKERS)
+        item.add_marker(pytest.mark.integration if is_integration else pytest.mark.unit)
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    """One line under pytest's header: how many unit and integration tests will run."""
+    integration = sum(1 for item in items if item.get_closest_marker("integration"))
+    return (f"malleo: {len(items) - integration} unit tests (core and Python only), "
+            f"{integration} integration tests (live Slurm or MPI: marked "
+            f"{' or '.join(INTEGRATION_MARKERS)}); make test-unit / make test-integration")

@@ -1,10 +1,14 @@
-"""A deliberately naive reference model of malleable jobs under dmr and head-unblock
-(docs/malleability.md, read aloud), for tiny workloads.
+"""A deliberately naive reference model of malleable jobs under dmr, head-unblock and
+efficiency (docs/malleability.md, read aloud), for tiny workloads.
 
 Shares no code with ``malleo._core`` (never imports it).  Covered: FCFS order, backfill
-``none`` (strict queue order), linear and Amdahl speedups, reconfiguration cost, minimum
-interval, points at any pass, fixed estimates (expected end = start + request, extended
-to now + 1 when overdue), policies ``dmr`` and ``head-unblock``.  Plain lists; every pass
+``none`` (strict queue order; the queue head's reservation is its shadow time: the
+earliest time the running jobs' expected ends free its size), linear and Amdahl speedups,
+reconfiguration cost, minimum interval, points at any pass, fixed estimates (expected
+end = start + request, extended to now + 1 when overdue), policies ``dmr``,
+``head-unblock`` and ``efficiency``, start sizes ``full``, ``min``, ``preferred`` and
+``fit``, the minimum gain.  Every decision is taken only if the head still finds its
+processors free at its shadow time (or is itself started).  Plain lists; every pass
 recomputes everything from scratch.  Times are integer seconds, sizes processors.
 """
 from __future__ import annotations
@@ -22,9 +26,11 @@ def whole_seconds(work: float, rate: float) -> int:
 
 
 def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
-                     min_interval=0, pow2=False):
+                     min_interval=0, pow2=False, start_size="full", threshold=0.8,
+                     min_gain=0):
     """jobs: rows (submit, runtime, request, procs, kind, min, max, f), submit-sorted; kind 2
-    is malleable.  Returns (start, end, log) with log a list of (job, time, size)."""
+    is malleable, 1 moldable.  Returns (start, end, log) with log a list of (job, time,
+    size)."""
     n = len(jobs)
     start = [-1] * n
     end = [-1] * n
@@ -39,8 +45,11 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
     waiting = []
     running = []
 
+    def rate_at(j, p):
+        return speedup(model, jobs[j][7], p)
+
     def rate(j):
-        return speedup(model, jobs[j][7], size[j])
+        return rate_at(j, size[j])
 
     def expected_end(j, t):
         e = start[j] + jobs[j][2]
@@ -59,11 +68,72 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             return p if p >= jobs[j][5] else 0
         return p
 
+    def preferred(j):
+        for p in range(jobs[j][6], jobs[j][5], -1):
+            if allowed(j, p) == p and rate_at(j, p) >= threshold * p - 1e-12:
+                return p
+        return jobs[j][5]
+
+    def cost_of(moved):
+        c = cost[0] + cost[1] * moved
+        return math.ceil(c - 1e-9) if c > 0 else 0
+
+    def model_end(j, p, t):
+        base = max(resume[j], t)
+        e = expected_end(j, t)
+        rest = rate(j) * (e - base) if e > base else 0.0
+        if p != size[j]:
+            base += cost_of(abs(p - size[j]))
+        return base + whole_seconds(rest, rate_at(j, p))
+
+    def shadow(t):
+        """(head, shadow time, processors free then) or None."""
+        if not waiting:
+            return None
+        head = waiting[0]
+        avail = free()
+        if avail >= size[head]:
+            return head, t, avail
+        ends = sorted(set(expected_end(j, t) for j in running))
+        for e in ends:
+            a = avail + sum(size[j] for j in running if expected_end(j, t) <= e)
+            if a >= size[head]:
+                return head, e, a
+        return None
+
+    def safe(t, resized, started):
+        """resized: {running job: new size}; started: {waiting job: size}."""
+        sh = shadow(t)
+        if sh is None or sh[0] in started:
+            return True
+        head, when, avail = sh
+        after = total
+        for j in running:
+            if expected_end(j, t) > when:
+                after -= resized.get(j, size[j])
+        for w in started:
+            e = t + jobs[w][2] if jobs[w][2] > 0 else t + 1
+            if e > when:
+                after -= started[w]
+        return after >= size[head] or after >= avail
+
+    def gains(w, t):
+        if min_gain <= 0:
+            return True
+        need = size[w]
+        avail = free()
+        for e in sorted(set(expected_end(j, t) for j in running)):
+            if avail + sum(size[j] for j in running if expected_end(j, t) <= e) >= need:
+                return e - t > min_gain
+        return True
+
     def begin(j, t):
         start[j] = t
         upd[j] = resume[j] = t
-        work[j] = jobs[j][1] * rate(j)
+        work[j] = jobs[j][1] * rate_at(j, jobs[j][3])
         finish[j] = t + jobs[j][1]
+        if size[j] != jobs[j][3]:
+            finish[j] = t + whole_seconds(work[j], rate(j))
         running.append(j)
         waiting.remove(j)
         log.append((j, t, size[j]))
@@ -73,12 +143,45 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         if t > b:
             done[j] += rate(j) * (t - b)
         upd[j] = t
-        c = cost[0] + cost[1] * abs(p - size[j])
+        c = cost_of(abs(p - size[j]))
         size[j] = p
-        resume[j] = max(resume[j], t) + (math.ceil(c - 1e-9) if c > 0 else 0)
+        resume[j] = max(resume[j], t) + c
         last[j] = t
         finish[j] = max(resume[j] + whole_seconds(work[j] - done[j], rate(j)), t + 1)
         log.append((j, t, p))
+
+    def shrink_else_expand(t, efficient):
+        order = sorted(running, key=lambda j: (expected_end(j, t), start[j], j))
+        for j in order:
+            if not eligible(j, t):
+                continue
+            floor, cap = jobs[j][5], jobs[j][6]
+            if efficient:
+                floor = max(floor, preferred(j))
+                if waiting:
+                    cap = min(cap, preferred(j))
+            shrunk = False
+            for w in list(waiting):
+                need = size[w] - free()
+                if need <= 0 or need > size[j] - floor:
+                    continue
+                p = allowed(j, size[j] - need)
+                if p == 0 or p < floor:
+                    continue
+                if not gains(w, t) or not safe(t, {j: p}, {w: size[w]}):
+                    continue
+                resize(j, p, t)
+                begin(w, t)
+                shrunk = True
+                break
+            if shrunk or size[j] >= cap or free() <= 0:
+                continue
+            if waiting and free() >= min(size[w] for w in waiting):
+                continue
+            p = allowed(j, min(cap, size[j] + free()))
+            if p > size[j] and model_end(j, size[j], t) - model_end(j, p, t) > min_gain \
+                    and safe(t, {j: p}, {}):
+                resize(j, p, t)
 
     times = sorted({j[0] for j in jobs})
     t = None
@@ -92,48 +195,46 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             if finish[j] == t:
                 running.remove(j)
                 end[j] = t
-        waiting += [j for j in range(n) if jobs[j][0] == t]
+        for j in range(n):
+            if jobs[j][0] == t:
+                waiting.append(j)
+                if jobs[j][4] and start_size == "min":
+                    size[j] = allowed(j, jobs[j][5]) or jobs[j][3]
+                elif jobs[j][4] and start_size == "preferred":
+                    size[j] = preferred(j)
         waiting.sort()
         for j in list(waiting):          # strict queue order
-            if jobs[j][3] > free():
+            if size[j] > free():
                 break
             begin(j, t)
-        if policy == "dmr":
-            order = sorted(running, key=lambda j: (expected_end(j, t), start[j], j))
-            for j in order:
-                if not eligible(j, t):
+        if policy == "none" and start_size != "fit":
+            continue
+        if start_size == "fit":
+            for w in list(waiting):
+                if not jobs[w][4] or free() < jobs[w][5]:
                     continue
-                shrunk = False
-                for w in list(waiting):
-                    need = jobs[w][3] - free()
-                    if need <= 0 or need > size[j] - jobs[j][5]:
-                        continue
-                    p = allowed(j, size[j] - need)
-                    if p == 0:
-                        continue
-                    resize(j, p, t)
-                    begin(w, t)
-                    shrunk = True
+                for p in range(min(free(), jobs[w][6]), jobs[w][5] - 1, -1):
+                    if allowed(w, p) == p and safe(t, {}, {w: p}):
+                        size[w] = p
+                        begin(w, t)
+                        break
+                if free() == 0:
                     break
-                if shrunk or size[j] >= jobs[j][6] or free() == 0:
-                    continue
-                if waiting and free() >= min(jobs[w][3] for w in waiting):
-                    continue
-                p = allowed(j, min(jobs[j][6], size[j] + free()))
-                if p > size[j]:
-                    resize(j, p, t)
+        if policy in ("dmr", "efficiency"):
+            shrink_else_expand(t, policy == "efficiency")
         elif policy == "head-unblock":
-            while waiting and jobs[waiting[0]][3] > free():
+            while waiting and size[waiting[0]] > free():
                 head = waiting[0]
-                need = jobs[head][3] - free()
+                need = size[head] - free()
                 donors = sorted([j for j in running if eligible(j, t) and size[j] > jobs[j][5]],
                                 key=lambda j: (-start[j], -j))
                 can = 0
                 for j in donors:
                     p = allowed(j, jobs[j][5])
                     can += size[j] - (p if p else size[j])
-                if can < need:
+                if can < need or not gains(head, t):
                     break
+                plan = {}
                 for j in donors:
                     if need <= 0:
                         break
@@ -141,8 +242,10 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                     if p == 0 or p >= size[j]:
                         continue
                     need -= size[j] - p
-                    resize(j, p, t)
-                if need > 0:
+                    plan[j] = p
+                if need > 0 or not safe(t, plan, {head: size[head]}):
                     break
+                for j, p in plan.items():
+                    resize(j, p, t)
                 begin(head, t)
     return start, end, log

@@ -2,7 +2,7 @@
 partition, behind the real :class:`~malleo.plugin.backends.SlurmBackend` interface.  It keeps
 the priorities the agent writes; every other action fails the test.  (The same paths are
 exercised on the real local Slurm by the ``slurm``-marked tests.)"""
-import dataclasses
+import msgspec
 
 from malleo.plugin.backends import SlurmBackend
 from malleo.plugin.backends.model import Node, Partition
@@ -43,7 +43,7 @@ class ScriptedSlurm(SlurmBackend):
 
     def set_priority(self, job_id, priority):
         self.writes[job_id] = priority
-        self.jobs = [dataclasses.replace(j, priority=priority) if j.job_id == job_id else j
+        self.jobs = [msgspec.structs.replace(j, priority=priority) if j.job_id == job_id else j
                      for j in self.jobs]
 
     def hold(self, job_id):

@@ -163,9 +163,10 @@ def test_metrics_parse_labelled_counters_never_unlabelled_and_info(running_agent
 def test_metrics_address_option_binds_where_told(tmp_path):
     policy = tmp_path / "p.toml"
     policy.write_text("")
+    (tmp_path / "empty.conf").write_text("")
     out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
                                    "--metrics-port", "1", "--metrics-address", "192.0.2.1",
-                                   "--slurm-conf", str(tmp_path / "none.conf"),
+                                   "--slurm-conf", str(tmp_path / "empty.conf"),
                                    "--state-dir", str(tmp_path / "s"), "--backend", "cli"])
     assert out.exit_code == 2
     assert "--metrics-address 192.0.2.1 --metrics-port 1:" in out.output
@@ -233,3 +234,38 @@ def test_reconfig_endpoint_logs_in_the_same_format_and_when_it_stops(tmp_path):
     assert events[-1]["event"].startswith("reconfig endpoint stopped on SIGTERM")
     assert all(e["ts"].endswith("Z") for e in events)
     assert not sock.exists()
+
+
+@pytest.mark.parametrize("make", ["symlink", "group_writable", "file"])
+def test_an_unsafe_state_dir_is_refused_before_the_first_cycle(tmp_path, make):
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    target = tmp_path / "s"
+    if make == "symlink":
+        (tmp_path / "real").mkdir()
+        target.symlink_to(tmp_path / "real")
+    elif make == "group_writable":
+        target.mkdir()
+        target.chmod(0o775)
+    else:
+        target.write_text("")
+    (tmp_path / "empty.conf").write_text("")
+    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+                                   "--slurm-conf", str(tmp_path / "empty.conf"),
+                                   "--state-dir", str(target), "--backend", "cli"],
+                             catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    assert (f"--state-dir {target}:" in out.output
+            or ("'--state-dir'" in out.output and "is a file" in out.output))
+    assert "Traceback" not in out.output
+
+
+def test_agent_with_a_missing_slurm_conf_exits_2_at_once(tmp_path):
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+                                   "--slurm-conf", str(tmp_path / "none.conf"),
+                                   "--state-dir", str(tmp_path / "s"), "--backend", "cli"],
+                             catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    assert out.output == f"malleo: error: --slurm-conf/SLURM_CONF {tmp_path}/none.conf: no such file\n"

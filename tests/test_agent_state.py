@@ -3,6 +3,8 @@
 import json
 import zlib
 from dataclasses import replace
+
+from msgspec.structs import replace as replace_job
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +88,7 @@ def test_now_never_precedes_what_slurm_reports():
 def test_pending_order_and_previous_pass_columns():
     snap = snapshot("22.05")
     base = next(j for j in snap.jobs if j.job_id == 5)
-    extra = [replace(base, job_id=20 + k, submit_time=base.submit_time - k, num_nodes=1,
+    extra = [replace_job(base, job_id=20 + k, submit_time=base.submit_time - k, num_nodes=1,
                      num_cpus=1, reason="Priority", priority=100 + k) for k in range(3)]
     snap = replace(snap, jobs=snap.jobs + tuple(extra))
     inputs = plan_inputs(snap, previous_reservation={21: 1234}, previous_priority={22: 0.5})
@@ -101,7 +103,7 @@ def test_pending_order_and_previous_pass_columns():
 def test_ineligible_reasons_are_skipped():
     snap = snapshot("24.11")
     job = next(j for j in snap.jobs if j.job_id == 14)
-    snap = replace(snap, jobs=tuple(replace(j, reason="Dependency") if j is job else j
+    snap = replace(snap, jobs=tuple(replace_job(j, reason="Dependency") if j is job else j
                                     for j in snap.jobs))
     inputs = plan_inputs(snap)
     assert 14 not in inputs.pending_ids.tolist() and inputs.skipped[14] == "reason Dependency"
@@ -134,9 +136,9 @@ def test_errors():
 def test_user_keys_are_stable():
     job = snapshot("22.05").jobs[0]
     assert user_key(job) == 0                     # root's uid
-    anonymous = replace(job, user_id=None, user="alice")
+    anonymous = replace_job(job, user_id=None, user="alice")
     assert user_key(anonymous) == zlib.crc32(b"alice") & 0x7FFFFFFF
-    assert user_key(anonymous) != user_key(replace(anonymous, user="bob"))
+    assert user_key(anonymous) != user_key(replace_job(anonymous, user="bob"))
 
 
 def test_predicted_estimate_rules():

@@ -31,6 +31,7 @@ def enum_values(pxd: str, prefix: str) -> dict[str, int]:
     ("malleable.pxd", "MPOL", P.RECONFIG_POLICIES),
     ("malleable.pxd", "SPEEDUP", P.SPEEDUP_MODELS),
     ("malleable.pxd", "KIND", P.JOB_KINDS),
+    ("malleable.pxd", "START", P.START_SIZES),
 ])
 def test_enum_order_matches_the_name_tuple(pxd, prefix, names):
     expected = {name.upper().replace("-", "_"): code for code, name in enumerate(names)}

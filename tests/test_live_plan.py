@@ -8,9 +8,9 @@ remembers its usage orders the light user's job first under multifactor; the old
 endpoint, which planned from a fresh ``PlanState``, answered differently from the agent.
 The same agreement is shown on the real local Slurm in tests/test_live_plan_slurm.py.
 """
-import dataclasses
 import json
 
+import msgspec
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -33,7 +33,12 @@ estimate = "predict"
 [multifactor]
 weight_age = 1000
 weight_fairshare = 100000
+[malleability]
+estimate_scaling = "fixed"
 """
+# (fixed: a shrunk job's expected end stays at its limit, so the shrinks below keep every
+# conservative reservation and are taken; with "speedup" RESIZED's end would move past
+# the reservation of the job left waiting, and the reservation rule refuses them.)
 
 
 def job(job_id, uid, nodes, state, *, submit, start=None, end=None, limit=3600, first=1):
@@ -195,7 +200,7 @@ def test_agent_sets_the_node_count_of_a_range_job_it_starts(tmp_path, monkeypatc
 
     policy = tmp_path / "policy.toml"
     policy.write_text("[malleability]\nmoldable_start = true\n")
-    ranged = dataclasses.replace(job(31, LIGHT, 2, "PENDING", submit=NOW - 5), max_nodes=8)
+    ranged = msgspec.structs.replace(job(31, LIGHT, 2, "PENDING", submit=NOW - 5), max_nodes=8)
     slurm = Recording([job(30, OTHER, 10, "RUNNING", submit=NOW - 50, start=NOW - 40,
                            end=NOW + 3560), ranged], NOW)
     monkeypatch.setattr("time.time", lambda: NOW)

@@ -152,12 +152,77 @@ def test_dmr_shrinks_to_start_the_waiting_job():
 
 
 def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
-    # at 5: A holds 8 of 8; B (8 procs) cannot start by shrinking A (min 4), C (2) can
+    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", estimate_scaling="fixed")
+    # at 5: A holds 8 of 8; B (8 procs) cannot start by shrinking A (min 4), C (2) can,
+    # and (A's expected end fixed at 100, C's at 15) B still starts at its shadow time 100
     res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (5, 10, 10, 8, RIGID, 8, 8),
                (5, 10, 10, 2, RIGID, 2, 2)], 8, mal, backfill="none")
     assert sizes(res, 0)[:2] == [(0, 8), (5, 6)]
     assert res["start"][2] == 5
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy", "conservative", "slurm"])
+@pytest.mark.parametrize("policy", ["dmr", "head-unblock", "efficiency"])
+@pytest.mark.parametrize("start_size", ["full", "min", "preferred", "fit"])
+def test_no_shrink_delays_the_head_issue_11_c4(backfill, policy, start_size):
+    """Issue 11 defect 1: shrinking A (scaled estimate: its expected end moves from 100 to
+    130) to start C (2 processors for 1000 s) would push the head B from 100 to 1001."""
+    mal = Malleability(fraction=1.0, speedup="linear", policy=policy, start_size=start_size)
+    res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (10, 100, 100, 8, RIGID, 8, 8),
+               (11, 1000, 1000, 2, RIGID, 2, 2)], 8, mal, backfill=backfill,
+              bf_resolution=1)
+    if start_size == "full":
+        assert res["start"].tolist() == [0, 100, 200]
+    assert res["start"][1] <= 100 + (100 if start_size in ("min", "preferred", "fit") else 0)
+    # whatever A did, B never starts after the reservation it was first given
+    assert res["start"][1] <= res["reservation"][1] or res["reservation"][1] < 0
+
+
+def test_expansion_that_does_not_pay_is_not_taken_issue_11_c2():
+    """Issue 11 defect 2: Amdahl f 0.5, 4 -> 8 processors at a cost of 20 s would end at
+    20 + 160 / 1.78 = 110 s instead of 100 s: no expansion."""
+    mal = Malleability(fraction=1.0, speedup="amdahl:0.5", reconfig_fixed=20)
+    res = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8, mal)
+    assert res["end"].tolist() == [100] and res["n_expand"].tolist() == [0]
+    # without the cost it pays (90 s): taken; a 15 s minimum gain refuses it
+    free = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8,
+               Malleability(fraction=1.0, speedup="amdahl:0.5"))
+    assert free["end"].tolist() == [90]
+    gain = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8,
+               Malleability(fraction=1.0, speedup="amdahl:0.5", min_gain=15))
+    assert gain["end"].tolist() == [100]
+
+
+def test_start_size_rules():
+    """min: the job waits for (and starts at) its min and grows later; preferred: the
+    largest size with efficiency >= the threshold (Amdahl 0.05: S(p)/p >= 0.8 up to
+    p = 6); fit: the largest size >= min free now."""
+    rows = [(0, 1000, 1000, 5, RIGID, 5, 5), (0, 100, 100, 8, MALLEABLE, 2, 8, 0.05)]
+    mal = dict(fraction=1.0, speedup="amdahl:0.05", policy="none")
+    full = run(rows, 8, Malleability(**mal))
+    assert full["start"].tolist() == [0, 1000]
+    low = run(rows, 8, Malleability(start_size="min", **mal))
+    assert low["start"].tolist() == [0, 0] and sizes(low, 1) == [(0, 2)]
+    fit = run(rows, 8, Malleability(start_size="fit", **mal))
+    assert fit["start"].tolist() == [0, 0] and sizes(fit, 1) == [(0, 3)]
+    pref = run([(0, 100, 100, 8, MALLEABLE, 2, 8, 0.05)], 8,
+               Malleability(start_size="preferred", **mal))
+    assert sizes(pref, 0) == [(0, 6)]
+    # a flexible job started small grows later (dmr) into what nothing else uses
+    grow = run(rows, 8, Malleability(start_size="min", **{**mal, "policy": "dmr"}))
+    assert sizes(grow, 1)[:2] == [(0, 2), (0, 3)]
+
+
+def test_efficiency_policy_grows_to_preferred_while_jobs_wait():
+    """efficiency: A (Amdahl 0.05, preferred 6) starts at 2 (start size min) and grows to
+    6, not 8, while B waits; when the queue is empty it may grow to its max."""
+    mal = Malleability(fraction=1.0, speedup="amdahl:0.05", policy="efficiency",
+                       start_size="min")
+    res = run([(0, 1000, 1000, 8, MALLEABLE, 2, 8, 0.05)], 8, mal)
+    assert sizes(res, 0)[:2] == [(0, 2), (0, 8)]
+    res = run([(0, 1000, 1000, 8, MALLEABLE, 2, 8, 0.05), (0, 500, 500, 8, RIGID, 8, 8)],
+              8, mal)
+    assert sizes(res, 0)[:2] == [(0, 2), (0, 6)]
 
 
 def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
@@ -200,10 +265,11 @@ def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
     assert list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
                     res["exp_time"].tolist(), res["exp_procs"].tolist(),
                     res["exp_est"].tolist())) == [(0, 1, 20, 2, 80), (1, 1, 60, 2, 80)]
-    # in-place, A grows at 20 at once, shrinks back for H at 50, grows again at 60
+    # in-place, the same rule: growing at 20 would make A's expected end 60, past H's
+    # shadow time 50, on processors H needs (issue 11): A grows only at 60, ends at 80
     inplace = run(rows, 8, Malleability(fraction=1.0, speedup="linear", policy="dmr"))
-    assert sizes(inplace, 1) == [(0, 2), (20, 4), (50, 2), (60, 4)]
-    assert inplace["end"][1] == 65 and len(inplace["exp_event"]) == 0
+    assert sizes(inplace, 1) == [(0, 2), (60, 4)]
+    assert inplace["end"][1] == 80 and len(inplace["exp_event"]) == 0
 
 
 def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
@@ -442,11 +508,14 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
 @given(jobs=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 80), st.integers(0, 40),
                                st.integers(1, 6), st.sampled_from([RIGID, MALLEABLE]),
                                st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=9),
-       total=st.integers(3, 8), policy=st.sampled_from(["dmr", "head-unblock"]),
+       total=st.integers(3, 8),
+       policy=st.sampled_from(["dmr", "head-unblock", "efficiency", "none"]),
        model=st.sampled_from(["linear", "amdahl:0.1"]), pow2=st.booleans(),
-       cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]))
+       cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]),
+       start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
+       min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]))
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
-                                                 interval):
+                                                 interval, start_size, min_gain, threshold):
     from oracle_malleable import oracle_malleable
 
     rows = []
@@ -457,11 +526,80 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                      0.1 if model != "linear" else 0.0))
     mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
                        estimate_scaling="fixed", reconfig_fixed=cost[0],
-                       reconfig_per_proc=cost[1], min_interval=interval)
+                       reconfig_per_proc=cost[1], min_interval=interval,
+                       start_size=start_size, min_gain=min_gain,
+                       efficiency_threshold=threshold)
     res = run(rows, total, mal, backfill="none")
     start, end, log = oracle_malleable(rows, total, policy=policy, model=model.split(":")[0],
-                                       cost=cost, min_interval=interval, pow2=pow2)
+                                       cost=cost, min_interval=interval, pow2=pow2,
+                                       start_size=start_size, threshold=threshold,
+                                       min_gain=min_gain)
     assert res["start"].tolist() == start
     assert res["end"].tolist() == end
     got = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
     assert sorted(got) == sorted(log)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(jobs=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 80), st.integers(0, 40),
+                               st.integers(1, 8), st.sampled_from([RIGID, MOLDABLE, MALLEABLE]),
+                               st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=14),
+       total=st.integers(4, 10),
+       policy=st.sampled_from(["dmr", "head-unblock", "efficiency", "none"]),
+       backfill=st.sampled_from(["easy", "conservative"]),
+       model=st.sampled_from(["linear", "amdahl:0.1", "downey:6,0.5"]),
+       start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
+       moldable=st.booleans(), pow2=st.booleans(),
+       expand_mode=st.sampled_from(["in-place", "slurm"]))
+def test_no_reconfiguration_ever_delays_a_reservation(jobs, total, policy, backfill, model,
+                                                      start_size, moldable, pow2, expand_mode):
+    """Issue 11 point 1, the general case definition of a guarantee: with estimates >=
+    runtimes (estimates scaling with the speedup) and zero reconfiguration cost, no job
+    starts later than the first reservation it was given, whatever the reconfiguration
+    policy, start-size rule, moldable start and expand mode do (EASY: the head's;
+    conservative: every job's).  Slurm backfill is left out: its rigid schedule already
+    gives no such guarantee (a reservation is remade each pass, bounded by bf_max_job_test
+    and bf_window); its decisions are checked against the pass's own reservations."""
+    rows = []
+    for submit, runtime, extra, p, kind, lo, hi in sorted(jobs):
+        p = min(p, total)
+        rows.append((submit, runtime, runtime + extra, p, kind,
+                     max(1, p - lo) if kind else p, min(total, p + hi) if kind else p))
+    a = 0.1 if model.startswith("amdahl") else 6.0 if model.startswith("downey") else 0.0
+    b = 0.5 if model.startswith("downey") else 0.0
+    rows = [r + (a, b) for r in rows]
+    mal = Malleability(fraction=1.0, speedup=model, policy=policy, start_size=start_size,
+                       moldable_start=moldable, power_of_two=pow2, expand_mode=expand_mode)
+    res = run(rows, total, mal, backfill=backfill)
+    for j in range(len(rows)):
+        if res["reservation"][j] >= 0:
+            assert res["start"][j] <= res["reservation"][j], (j, rows)
+
+
+def test_plan_applies_the_start_size_and_the_reservation_rule():
+    """`plan` runs the same kernel: a pending malleable job asks for its min (start size
+    min) and starts at it; the c4 shrink is refused there too."""
+    from malleo._core import plan
+
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="none",
+                                           start_size="min"))
+    running = {"procs": [5], "start": [0], "est": [1000], "request": [1000]}
+    pending = {"submit": [0], "procs": [8], "request": [100], "kind": [MALLEABLE],
+               "min_procs": [2], "max_procs": [8]}
+    d = plan(0, 8, running, pending, pol)
+    assert d.start.tolist() == [0] and d.start_procs.tolist() == [2]
+    # c4 at 11: A (8 of 8, malleable 4..8, started at 0, 100 s) runs, B (8) waits with its
+    # reservation at 100, C (2, 1000 s) arrives: dmr must not shrink A for C
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    running = {"procs": [8], "start": [0], "est": [100], "request": [100],
+               "kind": [MALLEABLE], "min_procs": [4], "max_procs": [8]}
+    pending = {"submit": [10, 11], "procs": [8, 2], "request": [100, 1000],
+               "kind": [RIGID, RIGID], "min_procs": [8, 2], "max_procs": [8, 2]}
+    d = plan(11, 8, running, pending, pol)
+    assert d.start.tolist() == [] and d.resize.tolist() == []
+    # with C short enough to end before 100 (and A's estimate fixed) the shrink is safe
+    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+                                           estimate_scaling="fixed"))
+    pending["request"] = [100, 50]
+    d = plan(11, 8, running, pending, pol)
+    assert d.start.tolist() == [1] and d.resize.tolist() == [[0, 6]]

@@ -3,6 +3,7 @@ inputs with the asking job malleable -> ``plan`` -> its row of ``Decisions.resiz
 import dataclasses
 import random
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -169,7 +170,7 @@ def test_decide_equals_plan(seed, reconf):
             break
         take, free = free[:count], free[count:]
         j = job(next_id, count, limit=rng.choice([600, 3600, 7200]))
-        jobs.append(dataclasses.replace(j, node_list=tuple(f"n{i}" for i in sorted(take))))
+        jobs.append(msgspec.structs.replace(j, node_list=tuple(f"n{i}" for i in sorted(take))))
         next_id += 1
     for k in range(rng.randint(0, 4)):
         jobs.append(job(100 + k, rng.randint(1, TOTAL), "PENDING", submit=NOW - 40 + k,

@@ -237,3 +237,48 @@ def test_real_trace_slice_keeps_the_readers_drop_counts():
     assert len(result.jobs) == 3000
     assert result.timeline["busy_procs"].max() <= 128
     assert not math.isnan(result.summary["bsld_mean"])
+
+
+# --- columns without pandas (issue 16: start-up and memory) ------------------------------------
+
+def test_a_workload_without_swf_fields_replays_alike_and_refuses_swf(tmp_path):
+    full = load_workload(None)
+    lean = load_workload(None, swf_fields=False)
+    assert sorted(lean.columns) == sorted(["job_number", "submit_time", "user_id", "queue",
+                                           "partition", "procs", "runtime", "estimate"])
+    policy = Policy(backfill="conservative")
+    a, b = replay(full, policy, jobs="0:2000"), replay(lean, policy, jobs="0:2000")
+    assert a.summary == b.summary
+    pd.testing.assert_frame_equal(a.jobs, b.jobs)
+    pd.testing.assert_frame_equal(a.users, b.users)
+    a.to_swf(tmp_path / "full.swf")
+    with pytest.raises(MalleoError, match="without the SWF fields wait_time"):
+        b.to_swf(tmp_path / "lean.swf")
+    assert not (tmp_path / "lean.swf").exists()
+
+
+def test_the_result_shares_nothing_writable_with_the_workload():
+    workload = load_workload(None)
+    before = {k: v.copy() for k, v in workload.columns.items()}
+    result = replay(workload, Policy(), jobs="0:500")
+    jobs, swf = result.jobs, result.swf_table
+    jobs.loc[:, "submit"] = -5
+    jobs.loc[:, "user"] = -5
+    swf.loc[:, "requested_time"] = -5
+    assert all(np.array_equal(before[k], v) for k, v in workload.columns.items())
+    assert (result.jobs["submit"] == -5).all()      # the frame is built once, then kept
+
+
+def test_per_user_means_are_pandas_groupby_means_to_the_bit():
+    from malleo.emulator import metrics
+
+    rng = np.random.default_rng(5)
+    user = rng.integers(1, 40, 20_000)
+    bsld = np.exp(rng.normal(0, 4, user.size))          # spans many orders of magnitude
+    wait = rng.integers(0, 10**9, user.size)
+    got = metrics.user_metrics(user, bsld, wait)
+    frame = pd.DataFrame({"user": user, "bsld": bsld, "wait": wait})
+    grouped = frame.groupby("user", sort=True)
+    want = pd.DataFrame({"jobs": grouped.size(), "bsld_mean": grouped["bsld"].mean(),
+                         "wait_mean": grouped["wait"].mean()})
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

@@ -16,6 +16,7 @@ from malleo.plugin.backends.errors import (
     BackendNotAvailable, InvalidJobId, InvalidRequest, JobStateError, PermissionDenied,
     SlurmCommandError, SlurmParseError, SlurmUnavailable, classify)
 from malleo.plugin.backends import pyslurm_backend
+from malleo.plugin.backends.model import Job
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm"
 
@@ -164,6 +165,57 @@ def test_squeue_json_and_scontrol_text_agree(utc):
 def test_squeue_without_jobs_is_a_parse_error():
     with pytest.raises(SlurmParseError, match="no 'jobs' list"):
         parse_json.jobs_from_squeue({"meta": {}, "errors": []})
+
+
+def test_squeue_job_fields_land_in_their_places():
+    """Every field read from its own key, in both number shapes (the parser builds Job
+    positionally: a field out of place fails here)."""
+    plain = {"job_id": 41, "name": "nm", "user_name": "alice", "user_id": 1001,
+             "partition": "batch", "job_state": "RUNNING", "state_reason": "None",
+             "priority": 900, "submit_time": 1_800_000_000, "start_time": 1_800_000_010,
+             "end_time": 1_800_000_610, "time_limit": 10, "node_count": 2, "max_nodes": 4,
+             "cpus": 8, "nodes": "n[3-4]", "required_nodes": "n3", "comment": "c",
+             "hold": False}
+    expected = Job(job_id=41, name="nm", user="alice", user_id=1001, partition="batch",
+                   state="RUNNING", reason="", submit_time=1_800_000_000,
+                   start_time=1_800_000_010, expected_start=None, end_time=1_800_000_610,
+                   time_limit=600, num_nodes=2, max_nodes=None, num_cpus=8, priority=900,
+                   node_list=("n3", "n4"), required_nodes=("n3",), is_held=False, comment="c")
+    wrapped = {k: ({"set": True, "infinite": False, "number": v}
+                   if isinstance(v, int) and not isinstance(v, bool) and k != "job_id" else v)
+               for k, v in plain.items()}
+    wrapped["job_state"] = ["RUNNING"]
+    for rec in (plain, wrapped):
+        assert parse_json.jobs_from_squeue({"jobs": [rec]}) == [expected]
+    pending = dict(plain, job_state="PENDING", nodes="", state_reason="JobHeldAdmin",
+                   priority=4294967294, time_limit=4294967295, hold=None)
+    job = parse_json.jobs_from_squeue({"jobs": [pending]})[0]
+    assert (job.start_time, job.expected_start, job.end_time) == (None, 1_800_000_010, None)
+    assert (job.max_nodes, job.node_list, job.priority, job.time_limit) == (4, (), 0, None)
+    assert job.is_held and job.reason == "JobHeldAdmin"
+
+
+@pytest.mark.parametrize("version", ["22.05", "24.11", "25.11", "26.05"])
+def test_squeue_output_read_as_text_bytes_or_dict_alike(version):
+    """The CLI backend decodes squeue's output straight into typed records; a document
+    decoded to a dict first (the reconfig endpoint's path) gives the same jobs."""
+    text = (DATA / f"squeue-{version}.json").read_text()
+    jobs = parse_json.jobs_from_squeue(text)
+    assert len(jobs) >= 6
+    assert jobs == parse_json.jobs_from_squeue(text.encode())
+    assert jobs == parse_json.jobs_from_squeue(json.loads(text))
+
+
+def test_squeue_values_of_a_wrong_type_are_named():
+    with pytest.raises(SlurmParseError, match=r"\$\.jobs\[1\]\.priority"):
+        parse_json.jobs_from_squeue('{"jobs": [{"job_id": 1}, {"job_id": 2, "priority": [7]}]}')
+    with pytest.raises(SlurmParseError, match="not JSON"):
+        parse_json.jobs_from_squeue(b'{"jobs": [')
+    with pytest.raises(SlurmParseError, match="squeue --json job 3 cpus: expected a number"):
+        parse_json.jobs_from_squeue({"jobs": [{"job_id": 3, "job_state": "PENDING",
+                                               "cpus": "many"}]})
+    with pytest.raises(SlurmParseError, match="without job_id"):
+        parse_json.jobs_from_squeue({"jobs": [{"name": "x"}]})
 
 
 def test_json_errors_are_collected():
@@ -325,3 +377,25 @@ def test_scontrol_text_reads_on_25_11_and_26_05(version, utc):
         for field in ("name", "user", "user_id", "partition", "submit_time", "time_limit",
                       "num_nodes", "priority", "required_nodes", "is_held"):
             assert getattr(a, field) == getattr(b, field), (version, job_id, field)
+
+
+@pytest.mark.parametrize("version", ["22.05", "24.11", "25.11", "26.05"])
+def test_sinfo_output_read_as_text_bytes_or_dict_alike(version):
+    """The CLI backend decodes sinfo's output straight into typed records (msgspec)."""
+    text = (DATA / f"sinfo-{version}.json").read_text()
+    nodes = parse_json.nodes_from_sinfo(text)
+    assert len(nodes) == 16 and all(n.cpus == 2 for n in nodes)
+    assert nodes == parse_json.nodes_from_sinfo(text.encode())
+    assert nodes == parse_json.nodes_from_sinfo(json.loads(text))
+
+
+def test_sinfo_values_of_a_wrong_type_are_named():
+    with pytest.raises(SlurmParseError, match=r"\$\.nodes\[0\]\.partitions"):
+        parse_json.nodes_from_sinfo('{"nodes": [{"name": "n1", "partitions": 3}]}')
+    with pytest.raises(SlurmParseError, match="sinfo node n2 cpus: expected a number"):
+        parse_json.nodes_from_sinfo({"nodes": [{"name": "n2", "cpus": "two"}]})
+    with pytest.raises(SlurmParseError, match="sinfo node n3 cpus.maximum"):
+        parse_json.nodes_from_sinfo({"sinfo": [{"nodes": {"nodes": ["n3"]},
+                                                "cpus": {"maximum": "x"}}]})
+    with pytest.raises(SlurmParseError, match="a node without name"):
+        parse_json.nodes_from_sinfo({"nodes": [{"cpus": 2}]})

@@ -1,7 +1,6 @@
 """One parser family for Slurm's values (malleo/slurm_values.py), used by the backends and
 by the sacct converter, and the MAX_TIME/MAX_PROCS rule for live values."""
-import dataclasses
-
+import msgspec
 import pytest
 
 from malleo import slurm_values as values
@@ -92,4 +91,4 @@ def test_job_comment_is_read_by_both_parsers():
     assert parse_scontrol.job(rec[0]).comment == "malleo:min=1,max=4,period=10"
     doc = {"jobs": [{"job_id": 5, "job_state": "RUNNING", "comment": "malleo:min=1,max=2,period=5"}]}
     assert parse_json.jobs_from_squeue(doc)[0].comment == "malleo:min=1,max=2,period=5"
-    assert dataclasses.replace(live_job(1)).comment == ""
+    assert msgspec.structs.replace(live_job(1)).comment == ""

@@ -441,3 +441,27 @@ def test_integer_overflow(tmp_path, token):
 def test_malformed_numbers(tmp_path, token):
     with pytest.raises(TraceError, match=r"field 6 \(avg_cpu_time\): not a number"):
         read_swf(write(tmp_path, [job(1, 0, cpu=token)]))
+
+
+def test_columns_of_chosen_fields_without_pandas(tmp_path):
+    """``as_columns`` gives the DataFrame's arrays; ``fields`` stores only the fields asked
+    for (plus those the checks and derivation read), yet still checks every field."""
+    lines = [job(1, 0, run=10, procs=2, think_time=7), job(2, 5, run=20, procs=8, queue=3),
+             job(3, 9, run=5, procs=100)]                  # larger than the machine: dropped
+    path = write(tmp_path, lines)
+    frame, meta = read_swf(path)
+    columns, meta2 = read_swf(path, as_columns=True)
+    assert list(columns) == list(frame.columns)
+    assert all(np.array_equal(columns[c], frame[c].to_numpy()) for c in frame.columns)
+    assert all(columns[c].dtype == frame[c].dtype for c in frame.columns)
+    assert meta2.dropped == meta.dropped and meta2.lines == meta.lines
+    lean, meta3 = read_swf(path, as_columns=True, fields=["job_number", "queue"])
+    assert list(lean) == ["job_number", "submit_time", "run_time", "allocated_procs",
+                          "requested_procs", "requested_time", "queue", *DERIVED]
+    assert all(np.array_equal(lean[c], columns[c]) for c in lean)
+    assert meta3.dropped == meta.dropped
+    bad = write(tmp_path, lines + [job(4, 12).replace(" -1", " x", 1)], name="bad.swf")
+    with pytest.raises(TraceError, match=r"bad.swf:6: field 6 \(avg_cpu_time\): not a number"):
+        read_swf(bad, as_columns=True, fields=["job_number"])
+    with pytest.raises(TraceError, match="unknown SWF field.*nodes"):
+        read_swf(path, fields=["nodes"])

@@ -9,7 +9,7 @@ import click
 from malleo.emulator.cli._options import (MALLEABILITY_OPTION_KEYS, apply_malleability_options,
                                           malleability_options, parse_policy_spec, quiet_option,
                                           read_options, workload_options)
-from malleo.emulator.cli._progress import Progress
+from malleo.emulator.cli._progress import Progress, span_days
 from malleo.errors import MalleoError
 
 DEFAULT_SPECS = ("fcfs+none", "fcfs+easy", "fcfs+conservative", "fcfs+slurm")
@@ -65,10 +65,15 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
+        origin = int(workload.table["submit_time"].min()) if len(workload.table) else 0
         for i, (name, policy) in enumerate(policies, start=1):
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
-                                  jobs=jobs, bsld_threshold=bsld_threshold))
+                                  jobs=jobs, bsld_threshold=bsld_threshold,
+                                  progress=progress.replay_counter(origin)))
+        progress.finish(f"replayed {len(results[0].jobs):,} jobs under {len(policies)} "
+                        f"policies in {progress.elapsed:.1f} s "
+                        f"({span_days(results[0].jobs)} simulated)")
     names = _unique([name for name, _ in policies])
     if plot_dir:
         from malleo.emulator.plots import processor_sizes, write_replay_plots

@@ -8,7 +8,7 @@ import click
 from malleo.emulator.cli._options import (apply_malleability_options, malleability_options,
                                           policy_from_options, policy_options, quiet_option,
                                           read_options, workload_options)
-from malleo.emulator.cli._progress import Progress
+from malleo.emulator.cli._progress import Progress, span_days
 from malleo.emulator.outputs import check_outputs
 
 
@@ -46,10 +46,12 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
-        progress.step(f"replaying {len(workload.table):,} jobs ({policy.describe()})")
+        workload = load_workload(trace, procs=procs, swf_fields=bool(swf_out),
+                                 **read_options(lenient, procs_from, overrun))
+        progress.step(f"replaying under {policy.describe()}")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
-                            bsld_threshold=bsld_threshold)
+                            bsld_threshold=bsld_threshold,
+                            progress=progress.replay_counter(_origin(workload)))
         if out:
             progress.step(f"writing {out}")
             result.write(out)
@@ -62,7 +64,20 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             progress.step(f"plotting into {plot_dir}")
             write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs,
                                sizes={policy.describe(): processor_sizes(result)})
+        progress.finish(f"replayed {result.summary['jobs']:,} jobs under {policy.describe()} in "
+                        f"{progress.elapsed:.1f} s ({span_days(_times(result))} simulated)")
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(replay_table(result.summary))
+
+
+def _origin(workload) -> int:
+    """The first submit time of a loaded workload (seconds), the simulated clock's start."""
+    submit = workload.columns["submit_time"]     # not .table: no DataFrame, no pandas
+    return int(submit.min()) if len(submit) else 0
+
+
+def _times(result) -> dict:
+    """The replayed jobs' ``submit`` and ``end`` columns, without building the job table."""
+    return {"submit": result.column("submit"), "end": result.column("end")}

@@ -293,7 +293,8 @@ class TrialBar:
         eta = elapsed / done * (total - done) if done else float("nan")
         line = (f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total} trials"
                 f"  best {self.best:.4g}" + (f"  failed {self.failed}" if self.failed else "")
-                + (f"  ETA {eta:.0f} s" if done < total and eta == eta else ""))
+                + (f"  ETA {eta:.0f} s" if done < total and eta == eta else "")
+                + (f"  done in {elapsed:.1f} s" if done >= total else ""))
         if self.is_tty:
             self.stream.write("\r\x1b[K" + line + ("\n" if done >= total else ""))
             self.stream.flush()

@@ -21,17 +21,22 @@ Per job, in submit order:
   slot number, so busy slots receive proportionally more arrivals.  The first job arrives
   at time 0, which is midnight.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from malleo.emulator.swf_fields import FIELDS, FLOAT_FIELDS, MISSING
 from malleo.emulator.workload.estimates import draw_estimates
 from malleo.errors import MalleoError
 from malleo.limits import MAX_PROCS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SECONDS_PER_DAY = 86_400
 SLOTS_PER_DAY = 48
@@ -183,7 +188,8 @@ COMBINED_PARAMS: dict[str, float] = {
 together, ``u_med`` 4.5 at 128 processors)."""
 
 
-def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFrame:
+def generate_lublin(jobs: int, procs: int, seed: int = 0, *, as_columns: bool = False,
+                    **params) -> pd.DataFrame | dict[str, np.ndarray]:
     """Generate a synthetic SWF job table from the Lublin-Feitelson model.
 
     Args:
@@ -191,10 +197,12 @@ def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFr
         procs: processors of the machine (>= 1); every size is in ``1..procs``.
         seed: seed of ``numpy.random.default_rng``; the same arguments always give the
             same table.
+        as_columns: return a dict of numpy columns (each its own array) instead of a
+            DataFrame: the replay driver's way, which does not import pandas.
         **params: overrides of :class:`LublinParams` fields by name.
 
     Returns:
-        A DataFrame with exactly the 18 columns of ``swf_fields.FIELDS`` (int64, float64 for
+        A DataFrame (or, with ``as_columns``, a dict) with exactly the 18 columns of ``swf_fields.FIELDS`` (int64, float64 for
         ``FLOAT_FIELDS``), one row per job: ``job_number`` 1..jobs; ``submit_time`` seconds,
         non-decreasing, the first 0; ``wait_time`` -1; ``run_time`` >= 1 s;
         ``allocated_procs`` = ``requested_procs`` in 1..procs; ``requested_time`` a popular
@@ -243,11 +251,15 @@ def generate_lublin(jobs: int, procs: int, seed: int = 0, **params) -> pd.DataFr
     data = {}
     for name in FIELDS:
         if name in columns:
-            data[name] = np.asarray(columns[name], dtype=np.int64)
+            data[name] = np.array(columns[name], dtype=np.int64)     # own copy
         elif name in FLOAT_FIELDS:
             data[name] = np.full(jobs, float(MISSING), dtype=np.float64)
         else:
             data[name] = np.full(jobs, MISSING, dtype=np.int64)
+    if as_columns:
+        return data
+    import pandas as pd
+
     return pd.DataFrame(data, columns=list(FIELDS))
 
 

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import time
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+import msgspec
 
 import numpy as np
 
 from malleo import slurm_values as values
 from malleo.plugin.backends import Job, Node, SlurmBackend
+from malleo.plugin.backends.model import ACTIVE_STATES
 
 UNITS = ("nodes", "cpus")
 """Allocation units the agent plans in (see the module docstring)."""
@@ -217,22 +220,29 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
 
     running, pending, finished = [], [], []
     skipped: dict[int, str] = {}
+    active, max_t = ACTIVE_STATES, values.MAX_TIME
     for job in snapshot.jobs:
-        if not _in_partition(job, part):
+        # The per-job checks are written out (issue 16: 10,000 jobs a cycle): the same as
+        # _in_partition, out_of_range, is_running and is_pending.
+        if job.partition != part and not _in_partition(job, part):
             continue
-        bad = out_of_range(job)
-        if bad is not None and job.is_pending:
+        submit, start, state = job.submit_time, job.start_time, job.state
+        if 0 <= submit <= max_t and (start is None or 0 <= start <= max_t):
+            bad = None
+        else:
+            bad = out_of_range(job)
+        if bad is not None and state == "PENDING":
             skipped[job.job_id] = bad
             continue
-        if bad is not None and job.is_running:
-            job = replace(job, start_time=None)     # holds nodes: counts as started now
+        if bad is not None and state in active:
+            job = msgspec.structs.replace(job, start_time=None)     # holds nodes: counts as started now
         elif bad is not None:
             continue                                # finished: no runtime worth learning
-        if job.is_running:
+        if state in active:
             running.append(job)
-        elif job.is_pending:
+        elif state == "PENDING":
             pending.append(job)
-        elif job.state == "COMPLETED" and job.start_time and job.end_time:
+        elif state == "COMPLETED" and job.start_time and job.end_time:
             finished.append(job)
     running.sort(key=lambda j: j.job_id)
     pending.sort(key=lambda j: (j.submit_time, j.job_id))
@@ -266,26 +276,30 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
         total = busy
 
     p_ids, p_submit, p_procs, p_req, p_user, p_resv, p_prio, p_cur = [], [], [], [], [], [], [], []
+    by_nodes, nan = unit == "nodes", float("nan")
+    no_limit = values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
     for job in pending:
+        jid = job.job_id
         if job.is_held:
-            skipped[job.job_id] = "held"
+            skipped[jid] = "held"
             continue
         if job.reason in INELIGIBLE_REASONS:
-            skipped[job.job_id] = f"reason {job.reason}"
+            skipped[jid] = f"reason {job.reason}"
             continue
-        size = job.num_nodes if unit == "nodes" else job.num_cpus
-        size = max(int(size), 1)
+        size = max(int(job.num_nodes if by_nodes else job.num_cpus), 1)
         if size > total:
-            skipped[job.job_id] = f"needs {size} {unit}, {total} usable"
+            skipped[jid] = f"needs {size} {unit}, {total} usable"
             continue
-        p_ids.append(job.job_id)
-        p_submit.append(min(int(job.submit_time), now))
+        limit, uid = job.time_limit, job.user_id
+        p_ids.append(jid)
+        p_submit.append(min(job.submit_time, now))
         p_procs.append(size)
-        p_req.append(_limit(job, max_time))
-        p_user.append(user_key(job))
-        p_resv.append(int(prev_resv.get(job.job_id, -1)))
-        p_prio.append(float(prev_prio.get(job.job_id, np.nan)))
-        p_cur.append(int(job.priority))
+        p_req.append(no_limit if limit is None else                  # _limit, written out
+                     limit if 0 <= limit <= max_t else values.clamp_duration(limit))
+        p_user.append(uid if uid is not None else user_key(job))
+        p_resv.append(prev_resv.get(jid, -1))
+        p_prio.append(prev_prio.get(jid, nan))
+        p_cur.append(job.priority)
 
     return PlanInputs(
         now=now, unit=unit, partition=part, total=int(total),

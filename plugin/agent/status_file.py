@@ -40,7 +40,7 @@ def default_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"malleo-{os.geteuid()}"
 
 
-def _private_dir(path: Path) -> Path:
+def private_dir(path: Path) -> Path:
     """Create ``path`` (0755) if missing and check it is safe to write into.
 
     Raises:
@@ -61,9 +61,9 @@ def write(directory: str | os.PathLike, doc: dict) -> Path:
     """Atomically replace ``directory``/agent.json with ``doc`` (JSON).
 
     Raises:
-        OSError: the directory is unsafe (see :func:`_private_dir`) or not writable.
+        OSError: the directory is unsafe (see :func:`private_dir`) or not writable.
     """
-    folder = _private_dir(Path(directory))
+    folder = private_dir(Path(directory))
     text = json.dumps(doc, separators=(",", ":"))      # one C call; json.dump is slower
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".agent.", suffix=".tmp")
     try:

@@ -153,7 +153,12 @@ class CliBackend(SlurmBackend):
             raise SlurmUnavailable(out.strip() or "scontrol ping: no controller is UP")
 
     def nodes(self) -> list[Node]:
-        return parse_json.nodes_from_sinfo(self._json(["sinfo", "-N", "--json"]))
+        argv = ["sinfo", "-N", "--json"]
+        doc = parse_json.decode_sinfo(self._run(argv))      # typed records (issue 16)
+        problems = parse_json.errors(doc)
+        if problems:
+            raise self._error("; ".join(problems), argv, 0)
+        return parse_json.nodes_from_sinfo(doc)
 
     def partitions(self) -> list[Partition]:
         out = self._run(["scontrol", "show", "partition", "-o"])
@@ -162,7 +167,12 @@ class CliBackend(SlurmBackend):
     def all_jobs(self) -> list[Job]:
         # --states=all: 24.11's squeue --json applies squeue's default state filter and leaves
         # out finished jobs (22.05 listed every job and ignores the option).
-        return parse_json.jobs_from_squeue(self._json(["squeue", "--json", "--states=all"]))
+        argv = ["squeue", "--json", "--states=all"]
+        doc = parse_json.decode_squeue(self._run(argv))     # typed records (issue 16)
+        problems = parse_json.errors(doc)
+        if problems:
+            raise self._error("; ".join(problems), argv, 0)
+        return parse_json.jobs_from_squeue(doc)
 
     def job(self, job_id: int) -> Job:
         out = self._run(["scontrol", "show", "job", "-o", str(int(job_id))])

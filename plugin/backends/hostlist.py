@@ -11,19 +11,16 @@ _EMPTY = ("", "(null)", "None", "N/A")
 _NAME_NUM = re.compile(r"^(.*?)(\d+)$")
 
 
+_TOP_COMMA = re.compile(r",(?![^\[]*\])")
+"""A comma outside brackets: not followed by a ``]`` before the next ``[`` (Slurm's host
+lists do not nest brackets)."""
+
+
 def _split_top(text: str) -> list[str]:
     """Split on commas that are not inside brackets."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p for p in (s.strip() for s in parts) if p]
+    if "," not in text:
+        return [text] if text else []
+    return [p for p in (s.strip() for s in _TOP_COMMA.split(text)) if p]
 
 
 def _expand_one(item: str) -> list[str]:
@@ -41,7 +38,12 @@ def _expand_one(item: str) -> list[str]:
         if not lo.isdigit() or (hi and not hi.isdigit()):
             raise SlurmParseError(f"host list {item!r}: bad range {rng!r}")
         width = len(lo) if lo.startswith("0") else 0
-        for n in range(int(lo), int(hi or lo) + 1):
+        numbers = range(int(lo), int(hi or lo) + 1)
+        if suffixes == [""]:            # the common ``n[1-400]``: one string per number
+            names.extend([f"{prefix}{n:0{width}d}" for n in numbers] if width
+                         else [prefix + str(n) for n in numbers])
+            continue
+        for n in numbers:
             names.extend(f"{prefix}{n:0{width}d}{s}" for s in suffixes)
     return names
 

@@ -5,7 +5,9 @@ the Slurm version: times are integer epoch seconds, durations integer seconds (N
 unlimited), sizes are node and CPU (processor) counts, node lists are expanded name tuples.
 States are Slurm's own base-state names in upper case (``PENDING``, ``RUNNING``, ``IDLE``...).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import msgspec
 
 #: Job states in which a job holds nodes (the agent's "running" set).
 ACTIVE_STATES = frozenset({"RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "RESIZING"})
@@ -78,9 +80,11 @@ class Partition:
         return len(self.nodes)
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(msgspec.Struct, frozen=True, gc=False):
     """One Slurm job, pending, running or recently finished.
+
+    A frozen msgspec Struct (issue 16: built about 3x faster than a frozen dataclass, which
+    counts at 10,000 jobs a cycle); :func:`msgspec.structs.replace` gives a changed copy.
 
     Attributes:
         job_id: Slurm job id.
@@ -124,8 +128,8 @@ class Job:
     max_nodes: int | None
     num_cpus: int
     priority: int
-    node_list: tuple[str, ...] = field(default=())
-    required_nodes: tuple[str, ...] = field(default=())
+    node_list: tuple[str, ...] = ()
+    required_nodes: tuple[str, ...] = ()
     is_held: bool = False
     comment: str = ""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -90,11 +91,23 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
         from malleo.emulator.outputs import check_socket_path
 
         check_socket_path(reconfig_socket, "--reconfig-socket")
+    if slurm_conf is not None and not Path(slurm_conf).is_file():
+        from malleo.errors import MalleoError
+
+        raise MalleoError(f"--slurm-conf/SLURM_CONF {slurm_conf}: no such file")
+    state_dir = status_file.default_dir() if state_dir is None else Path(state_dir)
+    try:
+        status_file.private_dir(state_dir)          # checked before the first cycle
+    except OSError as exc:
+        from malleo.errors import MalleoError
+
+        raise MalleoError(f"--state-dir {state_dir}: {getattr(exc, 'strerror', None) or exc}"
+                          ) from None
     configure(log_format, log_level)
     metrics = Metrics()
     the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
                       dry_run=dry_run, unit=unit, partition=partition, metrics=metrics,
-                      state_dir=status_file.default_dir() if state_dir is None else state_dir)
+                      state_dir=state_dir)
     server = None
     if metrics_port is not None:
         try:
