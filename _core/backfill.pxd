@@ -14,7 +14,7 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_take_tail, profile_value, profile_locate, align_up,
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
-                      dec_may_fit)
+                      dec_may_fit, dec_end)
 from sched cimport sched_t, rent_t, run_rekey, start_job
 
 
@@ -370,7 +370,7 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     anything when a holder's previous reservation is already past (then the caller
     rebuilds), 1 when done."""
     cdef intp_t i, q, j, m
-    cdef simtime_t when, hold, lb, r
+    cdef simtime_t when, hold, lb, r, hint
     cdef procs_t n
     for q in range(s.n_wait):
         r = s.resv_cur[s.wait[q]]
@@ -378,6 +378,8 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
             return 0
     profile_trim(&s.prof, s.now)
     shape_reset(&s.prof)
+    s.prof.n_hints = 0
+    s.prof.hint_next = 0
     m = replan_order(s, 0)
     for i in range(m):
         q = s.rtmp[i].pos
@@ -391,7 +393,10 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
         if r != INT64_MAX:
             # a move needs an instant before r where processors came back and n are free
             if lb < r and dec_may_fit(&s.prof, lb, r, n):
-                when = profile_earliest_before(&s.prof, lb, hold, n, r)
+                hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
+                if hint > lb:
+                    lb = hint
+                when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
             else:
                 when = r
             if when < r:
@@ -399,9 +404,13 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
                 profile_reserve(&s.prof, when, when + hold, n)
                 dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
         else:
+            hint = profile_hint(&s.prof, n, hold)
+            if hint > lb:
+                lb = hint
             when = profile_earliest(&s.prof, lb, hold, n, 1)
             profile_reserve(&s.prof, when, when + hold, n)
         shape_note(&s.prof, n, hold, when)
+        profile_note(&s.prof, n, hold, when)
         give_reservation(s, j, when)
         if when == s.now:
             start_job(s, q)

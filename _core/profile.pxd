@@ -703,11 +703,23 @@ cdef inline bint dec_may_fit(const profile_t* p, simtime_t lo, simtime_t hi,
     return False
 
 
+cdef inline simtime_t dec_end(const profile_t* p) noexcept nogil:
+    """The latest end of the recorded intervals (-1 if none): a window that meets one of
+    them starts before it."""
+    cdef intp_t k
+    cdef simtime_t e = -1
+    for k in range(p.n_dec):
+        if p.dec_b[k] > e:
+            e = p.dec_b[k]
+    return e
+
+
 cdef inline simtime_t profile_earliest_before(const profile_t* p, simtime_t start,
                                               simtime_t duration, procs_t procs,
-                                              simtime_t limit) noexcept nogil:
-    """Earliest s in [start, limit) with ``procs`` processors free over
-    [s, min(s + duration, limit)); ``limit`` if none (resolution 1).
+                                              simtime_t limit, simtime_t stop) noexcept nogil:
+    """Earliest s in [start, min(limit, stop)) with ``procs`` processors free over
+    [s, min(s + duration, limit)); ``limit`` if none (resolution 1).  ``stop`` (<= limit)
+    is the caller's bound on where a start can be at all (dec_end).
 
     The clipped window is the kept-profile re-plan's test (backfill.pxd,
     kept_conservative): before its previous reservation ``limit`` a job sees the kept
@@ -715,12 +727,14 @@ cdef inline simtime_t profile_earliest_before(const profile_t* p, simtime_t star
     cdef simtime_t s = start
     cdef simtime_t end
     cdef ppos_t k
-    if s >= limit:
+    if stop > limit:
+        stop = limit
+    if s >= stop:
         return limit
     k = profile_locate(p, s)
     while True:
         if profile_value(p, k) < procs:
-            if not _next_at_least_before(p, &k, procs, limit):
+            if not _next_at_least_before(p, &k, procs, stop):
                 return limit
             s = profile_time(p, k)
             continue
