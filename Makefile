@@ -6,7 +6,10 @@
 #                  localhost (slurm-docker/local-slurm.sh), the whole suite, Slurm torn down.
 #                  Then the same slurm- and mpi-marked tests on Debian 13 / Slurm 24.11 in a
 #                  debootstrap chroot with the Docker image's packages (make test-trixie;
-#                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI).
+#                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI), then
+#                  Slurm 25.11 with both backends and Debian forky / Slurm 26.05 (below;
+#                  MALLEO_SKIP_SLURM_2511=1, MALLEO_SKIP_FORKY=1 skip them, never in CI). The
+#                  twin's 5-minute live measurement runs beside each version's suite.
 #   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
 #   make test-containers  the slurm-docker images built with podman on that chroot's root
 #                  filesystem (no registry), compose.yaml's cluster started, a workload, the
@@ -20,9 +23,9 @@
 #   make test-forky  the slurm and mpi tests on Debian forky / Slurm 26.05 in a debootstrap
 #                  chroot (MALLEO_CHROOT_SUITE=forky slurm-docker/chroot.sh)
 #   make test-versions  both of the above, their cached builds started first in the background
-#                  (slurm-docker/prebuild-versions.sh). Not part of make test yet: cold, the two
-#                  builds alone take about 30 min on 2 cores and the two suites 25 min more, past
-#                  CI's budget (docs/testing.md).
+#                  (slurm-docker/prebuild-versions.sh). make test runs both after the Debian 13
+#                  suite, the builds started in the background before the host suite
+#                  (cold and warm times: docs/testing.md).
 #   make test-debian-python  README's first command and the non-Slurm suite with Debian 12's own
 #                  python3 in a debootstrap chroot (tests/debian-python.sh; docs/testing.md);
 #                  make test runs it last (MALLEO_SKIP_DEBIAN_PYTHON=1 skips it, never in CI)
@@ -54,8 +57,11 @@ FORKY_PYTEST_ARGS ?=
 .PHONY: venv test-debian-python test-python system-deps-python
 
 test: system-deps deps build-debug
-	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
+	PYTHON=$(PYTHON) bash slurm-docker/prebuild-versions.sh
+	MALLEO_TWIN_BESIDE=1 PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+	$(MAKE) test-slurm-25.11
+	$(MAKE) test-forky
 	$(MAKE) test-containers
 	bash tests/debian-python.sh
 

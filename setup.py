@@ -92,6 +92,10 @@ class build_ext(_build_ext):
     def finalize_options(self) -> None:
         super().finalize_options()
         self.force = self.force or FORCE
+        # Compile the modules side by side (one gcc per core; MALLEO_BUILD_JOBS overrides):
+        # make test compiles the core several times (host, wheel, chroots, Debian 12).
+        if not self.parallel:
+            self.parallel = int(os.environ.get("MALLEO_BUILD_JOBS", "0")) or os.cpu_count() or 1
 
     def run(self) -> None:
         super().run()

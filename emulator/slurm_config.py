@@ -236,6 +236,53 @@ def read_qos(path: str | Path, text: str | None = None) -> dict[str, Setting]:
     return out
 
 
+# The limit columns asked of a live cluster's accounting (sacctmgr -P, with its header).
+QOS_LIMIT_FORMAT = "Name,MaxJobsPU,MaxSubmitPU,MaxTRESPU,GrpJobs,GrpSubmit,GrpTRES,MaxTRES,MaxWall"
+ASSOC_LIMIT_FORMAT = "Account,User,MaxJobs,MaxSubmit,GrpJobs,GrpSubmit,GrpTRES,MaxTRES,MaxWall"
+_LIMIT_KEYS = {"name": "QOS", "account": "Account", "user": "User", "cluster": "Cluster",
+               "partition": "Partition"}
+
+
+def read_limits(path: str | Path, text: str | None = None) -> list[Setting]:
+    """Read per-user and group limits from ``sacctmgr -P show qos|assoc format=...`` output
+    (its header line first, ``|``-separated).
+
+    The identifying columns (Name, Cluster, Account, User, Partition) name each row; every
+    other non-empty cell is one limit, returned as a Setting keyed
+    ``QOS=normal.MaxJobsPU`` or ``Account=a,User=u.MaxJobs``.  malleo models none of them:
+    :func:`import_policy` lists them as not modelled.
+
+    Raises:
+        PolicyError: ``FILE:LINE: ...`` for a file without a header or a row of another width.
+    """
+    source = str(path)
+    if text is None:
+        text = _read_text(path, "limits list")
+    header: list[str] | None = None
+    out: list[Setting] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        cells = [c.strip() for c in line.split("|")]
+        if header is None:
+            if not any(c.lower() in _LIMIT_KEYS for c in cells):
+                raise PolicyError(f"{source}:{number}: header: expected sacctmgr -P output "
+                                  f"with its header (Name|MaxJobsPU|... or Account|User|"
+                                  f"MaxJobs|...), got {line[:60]!r}")
+            header = cells
+            continue
+        if len(cells) != len(header):
+            raise PolicyError(f"{source}:{number}: expected {len(header)} '|'-separated "
+                              f"fields like the header, got {len(cells)}")
+        ident = ",".join(f"{_LIMIT_KEYS[h.lower()]}={c}" for h, c in zip(header, cells)
+                         if h.lower() in _LIMIT_KEYS and c)
+        for column, cell in zip(header, cells):
+            if column.lower() not in _LIMIT_KEYS and cell:
+                out.append(Setting(f"{ident or 'row'}.{column}", cell, source, number))
+    return out
+
+
 _SPRIO_COLUMNS = {"age": "PriorityWeightAge", "jobsize": "PriorityWeightJobSize",
                   "fairshare": "PriorityWeightFairShare", "partition": "PriorityWeightPartition",
                   "qos": "PriorityWeightQOS", "assoc": "PriorityWeightAssoc",
@@ -334,6 +381,9 @@ _WHY = {
     "sched_interval": "Slurm's main scheduler also runs on every submit and end, which is "
                       "when malleo plans",
     "bf_max_job_user": "per-user limits on the backfill depth are not modelled",
+    "limits": "per-user and group limits are not modelled: Slurm keeps a job over a limit "
+              "pending (Reason QOSMax*/AssocMax*/AssocGrp*), malleo starts every job that "
+              "fits",
     "bf_max_job_part": "per-partition limits on the backfill depth are not modelled",
     "bf_min_age_reserve": "reservations for recent jobs are not modelled",
     "bf_min_prio_reserve": "priority thresholds for reservations are not modelled",
@@ -364,7 +414,8 @@ def size_weight(weight: float, nodes: int, cpus: int) -> float:
 
 def import_policy(config: SlurmConfig, *, partitions: dict[str, dict[str, Setting]] | None = None,
                   qos: dict[str, Setting] | None = None, sprio: dict[str, Setting] | None = None,
-                  nodes: int = 0, cpus: int = 0) -> Imported:
+                  limits: list[Setting] | None = None, nodes: int = 0,
+                  cpus: int = 0) -> Imported:
     """The policy that mirrors ``config`` (module docstring for the mapping).
 
     Args:
@@ -372,6 +423,8 @@ def import_policy(config: SlurmConfig, *, partitions: dict[str, dict[str, Settin
         partitions: ``scontrol show partition -o`` fields (else the config's PartitionName).
         qos: QOS name -> priority (``sacctmgr``); None: no QOS factors.
         sprio: weights from ``sprio -w``; they replace the configuration's.
+        limits: per-user and group limits (:func:`read_limits`); each is listed as not
+            modelled.
         nodes, cpus: the cluster's nodes and CPUs (0: from the config's NodeName lines).
 
     Raises:
@@ -525,6 +578,13 @@ def import_policy(config: SlurmConfig, *, partitions: dict[str, dict[str, Settin
             if setting.value.strip() in ("(null)", "", "0") and key not in ("selecttype",):
                 continue            # unset: nothing to model
             unmodelled.append((setting, _WHY.get(key, "not modelled by malleo")))
+    enforce = settings.get("accountingstorageenforce")
+    enforced = enforce is not None and any(word in enforce.value.lower()
+                                           for word in ("limits", "safe"))
+    for limit in limits or ():
+        unmodelled.append((limit, _WHY["limits"] if enforced else
+                           _WHY["limits"] + " (AccountingStorageEnforce has no 'limits' here: "
+                                            "Slurm does not enforce it either)"))
     ignored = sorted(s.key for k, s in settings.items()
                      if k not in SCHEDULING_KEYS and not k.startswith(
                          ("priority", "sched", "bf_", "preempt")))
@@ -596,7 +656,8 @@ def _run(args: list[str], env: dict[str, str]) -> str:
 
 def live_inputs(slurm_conf: str | None) -> dict:
     """Ask the running cluster: ``scontrol show config``, ``scontrol show partition -o``,
-    ``sinfo`` (nodes, CPUs) and, with accounting, the QOS priorities.
+    ``sinfo`` (nodes, CPUs) and, with accounting, the QOS priorities and the QOS and
+    association limits (listed as not modelled).
 
     Returns:
         keyword arguments for :func:`import_policy` plus ``config`` (a SlurmConfig).
@@ -621,5 +682,11 @@ def live_inputs(slurm_conf: str | None) -> dict:
     if storage is not None and "slurmdbd" in storage.value:
         qos = read_qos("sacctmgr show qos",
                        _run(["sacctmgr", "-nP", "show", "qos", "format=Name,Priority"], env))
+        limits = read_limits("sacctmgr show qos", _run(
+            ["sacctmgr", "-P", "show", "qos", "format=" + QOS_LIMIT_FORMAT], env))
+        limits += read_limits("sacctmgr show assoc", _run(
+            ["sacctmgr", "-P", "show", "assoc", "format=" + ASSOC_LIMIT_FORMAT], env))
+        return {"config": config, "partitions": partitions, "qos": qos, "limits": limits,
+                "nodes": nodes, "cpus": cpus}
     return {"config": config, "partitions": partitions, "qos": qos, "nodes": nodes,
             "cpus": cpus}

@@ -7,11 +7,13 @@
 # LIB_DIR, LIB_DIR/slurm, LIB_DIR/slurm-wlm) and refuses a Slurm whose major.minor differs
 # from its own ("Slurm version mismatch"). PYSLURM_VERSION (default 25.11.2) must match the
 # prefix's Slurm. The build runs without build isolation (PYTHON's own Cython and setuptools),
-# cythonizes with PYSLURM_BUILD_JOBS=2 and compiles with build_ext's parallel=2.
+# cythonizes with PYSLURM_BUILD_JOBS=2 and compiles with build_ext's parallel=2 and
+# CFLAGS="-O0 -g0 -pipe" (appended to Python's -O3 -g: most of the cold time was gcc
+# optimising Cython's generated C; a test backend does not need it).
 # The result is a `pip install --target` directory:
-#   /var/tmp/malleo-pyslurm-<VERSION>-<KEY>/site
+#   CACHE/malleo-pyslurm-<VERSION>-<KEY>/site    (CACHE: $MALLEO_CACHE_DIR, default /var/tmp)
 # KEY = sha256 of (the prefix's Slurm version and tarball sha256, pyslurm version, PYTHON's
-# version)[:16];
+# version, the CFLAGS)[:16];
 # a second run with the same inputs returns at once. Use it with
 #   PYTHONPATH=SITE LD_LIBRARY_PATH=SLURM_PREFIX/lib/slurm:SLURM_PREFIX/lib
 # --print-site prints SITE (building first if needed) and nothing else on stdout.
@@ -28,6 +30,11 @@ while [ $# -gt 0 ]; do
         *) echo "build-pyslurm.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
+# A relative interpreter path would not survive the build's cd.
+case "$python" in
+    /*) ;;
+    */*) python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")" ;;
+esac
 say() { echo "build-pyslurm.sh: $*" >&2; }
 die() { say "$*"; exit 2; }
 [ -n "$prefix" ] || die "--prefix SLURM_PREFIX is required (slurm-docker/build-slurm.sh --print-prefix)"
@@ -39,10 +46,11 @@ pyver=$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])') \
 # The Slurm side of the key is its version and tarball only: pyslurm compiles against Slurm's
 # public headers, which configure options do not change, and finds libslurmfull through
 # LD_LIBRARY_PATH=PREFIX/lib/slurm (searched before the RUNPATH it was linked with).
-key=$(printf '%s\npyslurm %s\npython %s\n' \
+build_cflags="-O0 -g0 -pipe"
+key=$(printf '%s\npyslurm %s\npython %s\nCFLAGS %s\n' \
       "$(grep -E '^(version|tarball_sha256)=' "$prefix/.malleo-built")" "$version" "$pyver" \
-      | sha256sum | cut -c1-16)
-out="/var/tmp/malleo-pyslurm-$version-$key"
+      "$build_cflags" | sha256sum | cut -c1-16)
+out="${MALLEO_CACHE_DIR:-/var/tmp}/malleo-pyslurm-$version-$key"
 site="$out/site"
 
 # Import only (no slurm.conf here: pyslurm's import-time slurm_init would end the process).
@@ -76,10 +84,12 @@ say "building pyslurm $version against $prefix (Python $pyver); log $log"
     tar -xzf "pyslurm-$version.tar.gz"
     printf '[build_ext]\nparallel = %s\n' "${MALLEO_BUILD_JOBS:-2}" >"$work/parallel.cfg"
     cd "pyslurm-$version"
-    SLURM_INCLUDE_DIR="$prefix/include" SLURM_LIB_DIR="$prefix/lib" \
+    SLURM_INCLUDE_DIR="$prefix/include" SLURM_LIB_DIR="$prefix/lib" CFLAGS="$build_cflags" \
         PYSLURM_BUILD_JOBS="${MALLEO_BUILD_JOBS:-2}" DIST_EXTRA_CONFIG="$work/parallel.cfg" \
-        "$python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
+        "$python" -m pip install -v --disable-pip-version-check --no-deps --no-build-isolation \
         --target "$site" .
+    # Cython's generated C is not needed at run time (about 40 MB).
+    find "$site" -name '*.c' -delete
 ) >"$log" 2>&1 || { tail -30 "$log" >&2; say "pyslurm build failed; log $log"; exit 1; }
 got=$(check) || { say "pyslurm built but does not import: $(PYSLURM_DISABLE_AUTO_INIT=1 PYTHONPATH="$site" LD_LIBRARY_PATH="$prefix/lib/slurm:$prefix/lib" "$python" -c 'import pyslurm' 2>&1 | tail -3)"; exit 1; }
 rm -rf "$work"

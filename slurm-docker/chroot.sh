@@ -242,23 +242,49 @@ if [ "$suite" = forky ]; then
              "tests/test_malleable_slurm.py::test_expand_then_shrink_for_a_waiting_job|$nopmix"
              "tests/test_malleable_slurm.py::test_failed_expand_keeps_the_job_on_its_nodes|$nopmix"
              "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$nopmix"
-             # Not explained yet (2 of 2 runs): Slurm's start order and backfilled set equal the
-             # emulator's, but the agent wrote priorities for only 23-24 of the 30 jobs.
-             "tests/test_agent_live.py::test_live_easy_matches_the_emulator|26.05 starts some jobs before the agent's first write (23-24 of 30 written); order and backfill match")
+             # 26.05.5's sched_backfill.so logs no "Started JobId=.. in .. on .." for a backfilled
+             # job (only for het jobs): the twin's log reader misses those starts and the
+             # measurement falls back to sacct's whole seconds (measured: 96.0% same order, 34
+             # backfilled in both); the test asserts sub-second times from the log.
+             "tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order|26.05's backfill pass does not log its starts: the twin's sub-second replay cannot run (whole seconds gave 96.0% same order)")
 fi
 deselect=()
 for entry in "${broken[@]}"; do
     deselect+=("--deselect=${entry%%|*}")
     say "deselected on $label: ${entry%%|*} (${entry#*|})"
 done
+# The twin's measurement (tests/test_twin.py's two tests on a private cluster of their own: a
+# 300-job workload running about 5 minutes in real time, the machine mostly idle) runs in a
+# pytest of its own beside the suite (MALLEO_TWIN_BESIDE=0: inside it, as before).
+twin_tests=(tests/test_twin.py::test_live_import_round_trips
+            tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order)
+twin_pid=""
 set +e
+if [ "${MALLEO_TWIN_BESIDE:-1}" = 1 ]; then
+    twin_log="$cache/twin-beside-$key.log"
+    in_root "$root" /bin/sh -c 'cd /src/malleo && exec python -m pytest -p no:cacheprovider "$@"' \
+        pytest "${twin_tests[@]}" "${deselect[@]}" "$@" >"$twin_log" 2>&1 &
+    twin_pid=$!
+    t_twin=$(date +%s)
+    for node in "${twin_tests[@]}"; do deselect+=("--deselect=$node"); done
+    say "the twin's tests run beside the suite (pid $twin_pid, output at the end)"
+fi
 in_root "$root" /bin/sh -c 'cd /src/malleo && exec python -m pytest -m "slurm or mpi" "$@"' \
     pytest "${deselect[@]}" "$@"
 rc=$?
-set -e
 if [ "$rc" -eq 5 ]; then
     say "pytest collected no slurm or mpi tests: failing"
     rc=1
 fi
-say "$label suite exit $rc; whole run $(elapsed "$t_start")"
+rc_twin=0
+if [ -n "$twin_pid" ]; then
+    wait "$twin_pid"
+    rc_twin=$?
+    cat "$twin_log"
+    [ "$rc_twin" -eq 5 ] && rc_twin=0        # PYTEST_ARGS selected none of them
+    say "$label, the twin's tests beside: exit $rc_twin in $(elapsed "$t_twin")"
+fi
+set -e
+say "$label suite exit $rc, twin exit $rc_twin; whole run $(elapsed "$t_start")"
+[ "$rc" -eq 0 ] && rc=$rc_twin
 exit "$rc"

@@ -96,7 +96,7 @@ recorded_pid() {
 # Start a daemon in its own session, output to a log, and record "NAME PID PROGRAM".
 start_daemon() {
     local name="$1" log="$2"; shift 2
-    setsid "$@" >"$log" 2>&1 </dev/null &
+    setsid "$@" >"$log" 2>&1 </dev/null 8>&- &      # 8: the port lock (up), not inherited
     local pid=$!
     echo "$name $pid $1" >>"$pids"
 }
@@ -224,6 +224,10 @@ do_up() {
 
     local t0 base host
     t0=$(date +%s%N)
+    # Two clusters coming up at once (the twin's beside the session's) would pick the same
+    # free block: choose and bind under one lock, released once every node is idle.
+    exec 8>"${TMPDIR:-/tmp}/malleo-local-slurm-ports.lock"
+    flock -w 300 8 || die "waited 300 s for another local-slurm.sh up to bind its ports"
     base=$(free_port_base) || die "no free block of $((nodes + 1)) TCP ports between 17000 and 60000"
     host=$(hostname -s)
 
@@ -265,6 +269,7 @@ do_up() {
     done
     wait_for 60 "$nodes nodes to be idle" all_nodes_idle \
         || die "nodes did not become idle: $(slurm_env sinfo -N 2>&1 | head -20)"
+    flock -u 8; exec 8>&-
 
     local t1
     t1=$(date +%s%N)

@@ -48,18 +48,24 @@ say "pyslurm ready in $(elapsed "$t0"): $site"
 
 cd "$repo"
 # Tests known not to work on Slurm 25.11.7, deselected and said so ("NODE_ID|why").
-# Growing a job (permit_job_expansion: `scontrol update JobId=B NumNodes=0` to merge B's
-# allocation into A) makes slurmctld 25.11.7 exit at once, nothing in its log (reproduced by
-# hand: sbatch -N2 A, salloc --no-shell -N2 --dependency=expand:A, then the update); these
-# three tests grow a job.
-noexpand="slurmctld 25.11.7 exits on the job-expansion update (NumNodes=0)"
+# Growing a job (permit_job_expansion: `scontrol update JobId=B NumNodes=0` merges expander B's
+# allocation into A) kills slurmctld 25.11.7 with SIGSEGV, nothing in its log: a Slurm bug.
+# Backtrace (gdb attached to slurmctld, by hand: sbatch -N2 A, salloc --no-shell -N2
+# --dependency=expand:A, the update): list_find_first_ro(l=NULL, _find_hres) from
+# _valid_license_job_expansion (src/slurmctld/job_mgr.c:12581), called from _update_job
+# (job_mgr.c:14715): new in 25.11, it walks both jobs' license_list, which is NULL for a job
+# that requested no license. With `Licenses=malleo:1000` in slurm.conf and `-L malleo:1` on
+# both A and B the same merge works (A: 4 nodes). These three tests grow a job without
+# licenses, as users do.
+noexpand="slurmctld 25.11.7 segfaults merging jobs without licenses (job_mgr.c:12581, NULL license_list)"
 broken=("tests/test_malleable_slurm.py::test_expand_then_shrink_for_a_waiting_job|$noexpand"
         "tests/test_malleable_slurm.py::test_failed_expand_keeps_the_job_on_its_nodes|$noexpand"
-        "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$noexpand")
-# With the pyslurm backend only; not explained yet (1 of 1 run each).
-py_broken=("tests/test_reconfig_live.py::test_owner_check_uses_slurms_owner|the endpoint on the pyslurm backend gave nobody's client no answer (JSONDecodeError)"
-           "tests/test_agent_live.py::test_live_easy_matches_the_emulator|with pyslurm the agent wrote priorities for 26 of 30 jobs before they started (order and backfill matched)"
-           # Not a failure of the backend: libslurm reads one slurm.conf per process, and these
+        "tests/test_malleable_slurm.py::test_rank_dying_after_an_expand_rolls_back|$noexpand"
+        # As in the chroots: the guides' shell blocks are written for Debian's Slurm and run
+        # in the host suite (install-deps.sh, local-slurm.sh without --prefix).
+        "tests/test_docs_shell.py::test_every_shell_block_runs_as_written|the guides' blocks run in the host suite (Debian's Slurm)")
+# With the pyslurm backend only.
+py_broken=(# Not a failure of the backend: libslurm reads one slurm.conf per process, and these
            # validate on the twin's private cluster after the session's has initialised it.
            "tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order|pyslurm: one slurm.conf per process; validates on a second cluster (run in the CLI pass)"
            "tests/test_twin.py::test_live_import_round_trips|pyslurm: one slurm.conf per process; uses a second cluster (run in the CLI pass)")
@@ -73,24 +79,52 @@ for entry in "${broken[@]}"; do
     deselect+=("--deselect=${entry%%|*}")
     say "deselected on Slurm 25.11: ${entry%%|*} (${entry#*|})"
 done
-run_pass() {  # run_pass BACKEND MARKER PYTEST_ARGS...
-    local backend="$1" marker="$2" t rc
-    shift 2
-    t=$(date +%s)
+in_env() {  # in_env BACKEND COMMAND...: with this Slurm, pyslurm and BACKEND
+    local backend="$1"
+    shift
     env MALLEO_SLURM_PREFIX="$prefix" MALLEO_SLURM_BACKEND="$backend" \
         MALLEO_REQUIRE_SLURM=1 MALLEO_REQUIRE_PYSLURM=1 \
         PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" \
         LD_LIBRARY_PATH="$prefix/lib/slurm:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        PATH="$prefix/bin:$prefix/sbin:$PATH" \
-        "$python" -m pytest -m "$marker" "${deselect[@]}" "$@"
+        PATH="$prefix/bin:$prefix/sbin:$PATH" "$@"
+}
+run_pass() {  # run_pass BACKEND MARKER PYTEST_ARGS...
+    local backend="$1" marker="$2" t rc
+    shift 2
+    t=$(date +%s)
+    in_env "$backend" "$python" -m pytest -m "$marker" "${deselect[@]}" "$@"
     rc=$?
     [ "$rc" -eq 5 ] && { say "pytest collected no $marker tests"; rc=1; }
     say "Slurm 25.11, $backend backend, -m '$marker': exit $rc in $(elapsed "$t")"
     return "$rc"
 }
+# The twin's measurement (tests/test_twin.py's two tests on a private cluster of their own: a
+# 300-job workload running about 5 minutes in real time, the machine mostly idle) runs in a
+# pytest of its own beside both passes instead of inside the CLI pass
+# (MALLEO_TWIN_BESIDE=0: inside, as before).
+twin_tests=(tests/test_twin.py::test_live_import_round_trips
+            tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order)
+twin_pid=""
+if [ "${MALLEO_TWIN_BESIDE:-1}" = 1 ]; then
+    twin_log=$(mktemp /tmp/malleo-twin-beside.XXXXXX)
+    in_env cli "$python" -m pytest -p no:cacheprovider "${twin_tests[@]}" "$@" >"$twin_log" 2>&1 &
+    twin_pid=$!
+    t_twin=$(date +%s)
+    for node in "${twin_tests[@]}"; do deselect+=("--deselect=$node"); done
+    say "the twin's tests run beside the passes (pid $twin_pid, output at the end)"
+fi
 run_pass cli "slurm or mpi" "$@"
 rc_cli=$?
 run_pass pyslurm slurm "${py_deselect[@]}" "$@"
 rc_py=$?
-say "Slurm 25.11 suite: cli exit $rc_cli, pyslurm exit $rc_py; whole run $(elapsed "$t_start")"
-[ "$rc_cli" -eq 0 ] && [ "$rc_py" -eq 0 ]
+rc_twin=0
+if [ -n "$twin_pid" ]; then
+    wait "$twin_pid"
+    rc_twin=$?
+    cat "$twin_log"
+    rm -f "$twin_log"
+    [ "$rc_twin" -eq 5 ] && rc_twin=0        # PYTEST_ARGS selected none of them
+    say "Slurm 25.11, the twin's tests beside: exit $rc_twin in $(elapsed "$t_twin")"
+fi
+say "Slurm 25.11 suite: cli exit $rc_cli, pyslurm exit $rc_py, twin exit $rc_twin; whole run $(elapsed "$t_start")"
+[ "$rc_cli" -eq 0 ] && [ "$rc_py" -eq 0 ] && [ "$rc_twin" -eq 0 ]

@@ -193,7 +193,13 @@ def test_live_easy_matches_the_emulator(quiet_cluster, policy_file, tmp_path):
         report.sort_values("start").to_string()
     assert len(diff["backfilled_expected"]) >= 8
     assert not agent.events("cycle_crashed")
-    assert sum(e.get("written", 0) for e in agent.events("cycle")) >= 30
+    # The agent steered: it wrote a priority for every job that waited (pending for at least
+    # a second, five of its 0.2 s polls). Jobs that fit at once may start at submission,
+    # before any cycle sees them pending: Slurm 26.05, and 25.11 with the pyslurm backend,
+    # start 4-7 of the 30 so (measured), and there is nothing to write for those.
+    waited = int((observed["wait"] >= 2).sum())
+    written = sum(e.get("written", 0) for e in agent.events("cycle"))
+    assert waited >= 10 and written >= waited, (waited, written)
     # The CSV the command writes is the observed table.
     assert pd.read_csv(tmp_path / "observed.csv")["job_id"].tolist() == observed["job_id"].tolist()
 

@@ -141,13 +141,13 @@ def test_replay_on_live_slurm_writes_the_observed_csv(slurm_cluster, tmp_path, m
 @pytest.mark.slurm
 def test_agent_once_retries_an_unreachable_controller_then_exits_1(slurm_cluster, tmp_path):
     """The live cluster's slurm.conf pointed at a port nobody listens on: every cycle fails
-    at the controller ping, the agent backs off 1 s then 2 s, and --once gives up (exit 1)."""
+    at the controller ping, the agent backs off 1 s then 2 s, and --once gives up (exit 1).
+    The agent runs as a process of its own: with the pyslurm backend, libslurm reads one
+    slurm.conf per process, and this one is not the session's."""
     import os
+    import subprocess
+    import sys
     from pathlib import Path
-
-    if os.environ.get("MALLEO_SLURM_BACKEND") == "pyslurm":
-        pytest.skip("pyslurm: libslurm reads one slurm.conf per process, and this test points "
-                    "an in-process agent at a second one (the backend refuses it)")
 
     conf = tmp_path / "slurm.conf"
     lines = Path(slurm_cluster.conf).read_text().splitlines()
@@ -155,11 +155,18 @@ def test_agent_once_retries_an_unreachable_controller_then_exits_1(slurm_cluster
                               for line in lines) + "\n")
     policy = tmp_path / "easy.toml"
     policy.write_text('backfill = "easy"\n')
-    result = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
-                                      "--log-format", "json", "--slurm-conf", str(conf)])
-    assert result.exit_code == 1
-    failed = [json.loads(line) for line in result.output.splitlines()
+    # From tmp_path, not the checkout (whose malleo/ folder would shadow the installed one);
+    # the environment keeps MALLEO_SLURM_BACKEND, PYTHONPATH and LD_LIBRARY_PATH.
+    proc = subprocess.run([sys.executable, "-m", "malleo", "slurm", "agent", "--config",
+                           str(policy), "--once", "--log-format", "json", "--slurm-conf",
+                           str(conf)], capture_output=True, text=True, timeout=180,
+                          cwd=tmp_path, env=dict(os.environ))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failed = [json.loads(line) for line in (proc.stdout + proc.stderr).splitlines()
               if '"cycle_failed"' in line]
     assert [f["retry_in"] for f in failed] == [1.0, 2.0, 4.0]
     assert {f["kind"] for f in failed} == {"slurm_unavailable"}
+    if os.environ.get("MALLEO_SLURM_BACKEND", "cli") == "pyslurm":
+        assert failed[0]["error"] and "\n" not in failed[0]["error"]
+        return
     assert "DOWN" in failed[0]["error"] and "\n" not in failed[0]["error"]

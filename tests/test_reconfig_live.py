@@ -130,10 +130,15 @@ def test_owner_comes_from_slurms_json_not_text_a_job_can_imitate(slurm_cluster, 
     """Root's malleable job whose output path ends in `` UserId=nobody(65534)``: in the text
     of ``scontrol show job -o`` StdOut comes after UserId, so a text parser takes nobody as the
     owner. The endpoint reads the owner from ``squeue --json``: nobody is refused."""
+    from malleo.plugin.backends.cli import CliBackend
+
     backend = slurm_cluster.backend
-    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=300,
-                            output=str(tmp_path / "out UserId=nobody(65534)"),
-                            extra_args=[MALLEABLE])
+    # Raw sbatch options (--comment) need the CLI backend; the endpoint reads through the
+    # session's backend (MALLEO_SLURM_BACKEND).
+    sbatch = CliBackend(conf=slurm_cluster.conf)
+    job_id = sbatch.submit(wrap="sleep 120", nodes=1, time_limit=300,
+                           output=str(tmp_path / "out UserId=nobody(65534)"),
+                           extra_args=[MALLEABLE])
     slurm_jobs.append(job_id)
     running(backend, job_id)
     refused = send_as(NOBODY, endpoint.path, request(job_id, 1))
@@ -145,10 +150,13 @@ def test_owner_comes_from_slurms_json_not_text_a_job_can_imitate(slurm_cluster, 
 def test_job_json_gives_the_whole_comment_and_refuses_unknown_ids(slurm_cluster, slurm_jobs):
     from malleo.plugin.backends.errors import InvalidJobId
 
-    backend = slurm_cluster.backend
+    from malleo.plugin.backends.cli import CliBackend
+
+    backend = slurm_cluster.backend         # job_json through the session's backend
     comment = "malleo:min=1,max=2,period=5 UserId=nobody(65534) JobState=PENDING"
-    job_id = backend.submit(wrap="sleep 60", nodes=1, time_limit=300, output="/dev/null",
-                            extra_args=[f"--comment={comment}"])
+    job_id = CliBackend(conf=slurm_cluster.conf).submit(   # raw sbatch options: the CLI
+        wrap="sleep 60", nodes=1, time_limit=300, output="/dev/null",
+        extra_args=[f"--comment={comment}"])
     slurm_jobs.append(job_id)
     rec = backend.job_json(job_id)
     assert rec["job_id"] == job_id and rec["comment"] == comment

@@ -145,6 +145,59 @@ def test_missing_file_and_existing_output(tmp_path):
     assert result.exit_code == 2 and "exists" in result.output
 
 
+QOS_LIMITS = """\
+Name|MaxJobsPU|MaxSubmitPU|MaxTRESPU|GrpJobs|GrpSubmit|GrpTRES|MaxTRES|MaxWall
+normal||||||||
+short|4|10|node=8|||||
+"""
+ASSOC_LIMITS = """\
+Account|User|MaxJobs|MaxSubmit|GrpJobs|GrpSubmit|GrpTRES|MaxTRES|MaxWall
+root||||||||
+physics|||||20|cpu=64||
+physics|ada|2||||||1-00:00:00
+"""
+
+
+def test_per_user_and_group_limits_are_listed_as_not_modelled(tmp_path):
+    """bf_continue and per-user limits are not modelled: from-slurm lists each (issue 15)."""
+    conf = _write(tmp_path, "slurm.conf", SLURM_CONF + "AccountingStorageEnforce=limits,qos\n")
+    qos = _write(tmp_path, "qos.txt", QOS_LIMITS)
+    assoc = _write(tmp_path, "assoc.txt", ASSOC_LIMITS)
+    result = CliRunner().invoke(cli, ["policy", "from-slurm", "--json", str(conf), "--limits",
+                                      str(qos), "--limits", str(assoc)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    unmodelled = {u["key"]: u for u in json.loads(result.output)["unmodelled"]}
+    for key, value in [("QOS=short.MaxJobsPU", "4"), ("QOS=short.MaxSubmitPU", "10"),
+                       ("QOS=short.MaxTRESPU", "node=8"), ("Account=physics.GrpSubmit", "20"),
+                       ("Account=physics.GrpTRES", "cpu=64"),
+                       ("Account=physics,User=ada.MaxJobs", "2"),
+                       ("Account=physics,User=ada.MaxWall", "1-00:00:00"),
+                       ("SchedulerParameters.bf_continue", "")]:
+        assert unmodelled[key]["value"] == value, key
+    assert "per-user and group limits" in unmodelled["QOS=short.MaxJobsPU"]["why"]
+    assert unmodelled["QOS=short.MaxJobsPU"]["where"] == f"{qos}:3"
+    assert not any(k.startswith(("QOS=normal", "Account=root")) for k in unmodelled)
+    # Without AccountingStorageEnforce=limits Slurm does not enforce them either: said so.
+    plain = _write(tmp_path, "plain.conf", SLURM_CONF)
+    result = CliRunner().invoke(cli, ["policy", "from-slurm", "--json", str(plain), "--limits",
+                                      str(qos)], catch_exceptions=False)
+    why = {u["key"]: u["why"] for u in json.loads(result.output)["unmodelled"]}
+    assert "does not enforce it either" in why["QOS=short.MaxJobsPU"]
+
+
+@pytest.mark.parametrize("text, where", [
+    ("normal|4\n", ":1: header: expected sacctmgr -P output"),
+    ("Name|MaxJobsPU\nshort|4|9\n", ":2: expected 2 '|'-separated fields"),
+])
+def test_bad_limits_files_exit_2_naming_file_line(tmp_path, text, where):
+    conf = _write(tmp_path, "slurm.conf", SLURM_CONF)
+    bad = _write(tmp_path, "limits.txt", text)
+    result = CliRunner().invoke(cli, ["policy", "from-slurm", str(conf), "--limits", str(bad)],
+                                catch_exceptions=False)
+    assert result.exit_code == 2
+    assert f"{bad}{where}" in result.output
+
+
 def test_round_trip_through_policy_show(tmp_path):
     """from-slurm writes a policy file (unmodelled settings as comments) that `policy show`
     reads back with the site's values."""

@@ -59,6 +59,11 @@ def as_json(imported) -> dict:
                    "[default: the PartitionName lines of CONFIG]")
 @click.option("--qos", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="'sacctmgr -nP show qos format=Name,Priority' output (QOS factors).")
+@click.option("--limits", "limit_files", type=click.Path(dir_okay=False), multiple=True,
+              metavar="FILE", help="'sacctmgr -P show qos format=Name,MaxJobsPU,...' or "
+                                   "'show assoc format=Account,User,MaxJobs,...' output (with "
+                                   "its header): per-user and group limits, listed as not "
+                                   "modelled. Repeatable.")
 @click.option("--sprio", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="'sprio -w' output: the weights the controller uses (they win).")
 @click.option("--cluster", default=None, metavar="NODES:CPUS", callback=_cluster,
@@ -71,14 +76,15 @@ def as_json(imported) -> dict:
 @click.option("--slurm-conf", type=click.Path(dir_okay=False), default=None,
               envvar="SLURM_CONF", show_envvar=True,
               help="Without CONFIG: the live cluster to ask. [default: Slurm's]")
-def from_slurm(config, partitions, qos, sprio, cluster, output, force, is_json,
+def from_slurm(config, partitions, qos, limit_files, sprio, cluster, output, force, is_json,
                slurm_conf) -> None:
     """Write the malleo policy that mirrors a Slurm site's sched/backfill and
     priority/multifactor settings.
 
     CONFIG is a slurm.conf or the output of 'scontrol show config' ('-' reads stdin).
     Without CONFIG, the running cluster is asked (scontrol show config, scontrol show
-    partition, sinfo, and sacctmgr for the QOS when accounting runs).
+    partition, sinfo, and sacctmgr for the QOS priorities and the QOS and association
+    limits when accounting runs).
 
     Every scheduling setting malleo does not model is listed in the output (comments, or
     "unmodelled" with --json); other settings are listed as ignored.  Exit status 2 for an
@@ -111,6 +117,8 @@ def from_slurm(config, partitions, qos, sprio, cluster, output, force, is_json,
         kwargs["partitions"] = sc.read_partitions(partitions)
     if qos:
         kwargs["qos"] = sc.read_qos(qos)
+    if limit_files:
+        kwargs["limits"] = [limit for name in limit_files for limit in sc.read_limits(name)]
     if sprio:
         kwargs["sprio"] = sc.read_sprio_weights(sprio)
     if cluster:

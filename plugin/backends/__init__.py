@@ -129,6 +129,20 @@ class SlurmBackend(abc.ABC):
     def resize(self, job_id: int, num_nodes: int) -> None:
         """Shrink a running job to ``num_nodes`` nodes (Slurm frees the others)."""
 
+    def job_json(self, job_id: int) -> dict:
+        """One job's record from Slurm's structured (JSON) output, as a dict in that Slurm's
+        schema (:mod:`~malleo.plugin.backends.parse_json` reads it): for trust decisions
+        (the owner's ``user_id``) and the fields the model leaves out (``comment``); the
+        reconfiguration endpoint reads jobs through it.
+
+        Raises:
+            InvalidJobId: Slurm lists no job with that id.
+            SlurmError: Slurm could not be asked.  BackendNotAvailable where the backend
+                cannot give it.
+        """
+        raise BackendNotAvailable(f"the {self.name or type(self).__name__} backend cannot "
+                                  f"read a job's JSON record; use the CLI backend")
+
     def expand(self, job_id: int, more: int, *, timeout: int = 20) -> None:
         """Add ``more`` nodes to running job ``job_id`` (Slurm's expander-job flow: an
         allocation depending on ``expand:job_id`` whose nodes are merged into it; needs

@@ -200,6 +200,13 @@ class PyslurmBackend(SlurmBackend):
     def job(self, job_id: int) -> Job:
         return self._job(self._call("slurm_load_job", pyslurm.Job.load, int(job_id)))
 
+    def job_json(self, job_id: int) -> dict:
+        """Slurm's own JSON record of the job, through ``scontrol --json`` (the CLI backend):
+        pyslurm's Job object is not that schema, and the reconfiguration endpoint decides
+        trust (the owner) on it.  Without this the endpoint failed on this backend
+        (AttributeError, answered as an internal error)."""
+        return self._scontrol().job_json(job_id)
+
     # --- acting ----------------------------------------------------------------------------
 
     def _modify(self, job_id: int, **changes) -> None:
