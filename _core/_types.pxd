@@ -29,3 +29,8 @@ cdef enum:
     ESTIMATE_REQUEST = 0
     ESTIMATE_ACTUAL = 1
     ESTIMATE_PREDICT = 2
+
+# Backfill-candidate orders, in the order of malleo.knobs.BACKFILL_ORDERS (checked likewise).
+cdef enum:
+    BFORDER_QUEUE = 0
+    BFORDER_SJF = 1

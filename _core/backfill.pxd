@@ -7,7 +7,7 @@ from libc.stdint cimport INT64_MAX
 from libc.string cimport memmove, memcpy
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
-                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM)
+                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -15,7 +15,8 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end)
-from sched cimport sched_t, rent_t, run_rekey, start_job
+from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
+                    qent_before)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -31,16 +32,126 @@ cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
         s.resv_first[j] = when
 
 
+cdef inline bint _bfo_before(const sched_t* s, intp_t a, intp_t b) noexcept nogil:
+    """SJBF candidate order of jobs a, b: (estimate, queue key, submit, index), i.e.
+    (estimate, queue order)."""
+    if s.est[a] != s.est[b]:
+        return s.est[a] < s.est[b]
+    if s.key[a] != s.key[b]:
+        return s.key[a] < s.key[b]
+    if s.submit[a] != s.submit[b]:
+        return s.submit[a] < s.submit[b]
+    return a < b
+
+
+cdef inline intp_t _bfo_find(const sched_t* s, intp_t j, intp_t n) noexcept nogil:
+    """Binary search: the first place in bfo[:n] that is not before job j."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = n
+    cdef intp_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _bfo_before(s, s.bfo[mid], j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void bfo_prepare(sched_t* s) noexcept nogil:
+    """Bring the SJBF order (s.bfo) up to date with the ordered queue: after a change of
+    estimates or keys (is_bfo_dirty) sort the queue by (estimate, queue position)
+    (natural merge sort, s.qtmp scratch); otherwise insert the arrivals (bfo[n_bfo_sorted:],
+    in arrival order) at their places (binary search + memmove), as the queue does."""
+    cdef intp_t i, j, lo
+    if s.is_bfo_dirty:
+        for i in range(s.n_wait):
+            j = s.wait[i]
+            s.qtmp[i].key = <double> s.est[j]     # exact: estimates are < 2**53 seconds
+            s.qtmp[i].submit = i                  # the queue position breaks ties
+            s.qtmp[i].id = j
+        qent_sort(s.qtmp, s.qtmp2, s.runs, s.n_wait)
+        for i in range(s.n_wait):
+            s.bfo[i] = s.qtmp[i].id
+        s.n_bfo = s.n_wait
+        s.n_bfo_sorted = s.n_wait
+        s.is_bfo_dirty = False
+        return
+    while s.n_bfo_sorted < s.n_bfo:
+        j = s.bfo[s.n_bfo_sorted]
+        lo = _bfo_find(s, j, s.n_bfo_sorted)
+        if lo < s.n_bfo_sorted:
+            memmove(s.bfo + lo + 1, s.bfo + lo, (s.n_bfo_sorted - lo) * sizeof(intp_t))
+            s.bfo[lo] = j
+        s.n_bfo_sorted += 1
+
+
+cdef inline void bfo_drop_started(sched_t* s) noexcept nogil:
+    """Take the jobs this pass started out of the SJBF order (binary search + memmove)."""
+    cdef intp_t k, j, lo
+    for k in range(s.n_started):
+        j = s.started[k]
+        lo = _bfo_find(s, j, s.n_bfo)
+        if lo < s.n_bfo and s.bfo[lo] == j:
+            memmove(s.bfo + lo, s.bfo + lo + 1, (s.n_bfo - lo - 1) * sizeof(intp_t))
+            s.n_bfo -= 1
+    s.n_bfo_sorted = s.n_bfo
+
+
+cdef inline intp_t queue_pos(const sched_t* s, intp_t j) noexcept nogil:
+    """The queue position of waiting job j: a binary search of the ordered queue, a scan
+    when the queue is not in key order (the malleable kernel)."""
+    cdef intp_t lo = 0
+    cdef intp_t hi = s.n_wait
+    cdef intp_t mid
+    cdef qent_t a, b
+    a.key = s.key[j]
+    a.submit = s.submit[j]
+    a.id = j
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        b.key = s.key[s.wait[mid]]
+        b.submit = s.submit[s.wait[mid]]
+        b.id = s.wait[mid]
+        if qent_before(&b, &a):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s.n_wait and s.wait[lo] == j:
+        return lo
+    # not in key order: the malleable kernel's start_waiting marks the whole queue ordered
+    # (n_sorted = n_wait) while expanders queued after the pass sit unordered at its tail
+    for lo in range(s.n_wait):
+        if s.wait[lo] == j:
+            break
+    return lo
+
+
+cdef inline intp_t bfo_next(const sched_t* s, intp_t* cursor, intp_t head) noexcept nogil:
+    """The next SJBF candidate from bfo[cursor[0]:] (a job still waiting, not the head),
+    advancing the cursor past it; -1 when none is left."""
+    cdef intp_t j
+    while cursor[0] < s.n_bfo:
+        j = s.bfo[cursor[0]]
+        cursor[0] += 1
+        if s.start[j] < 0 and j != head:
+            return j
+    return -1
+
+
 cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
     """EASY (Mu'alem and Feitelson 2001): reserve the head at the shadow time, then start
     later jobs that fit now and either end by the shadow time or fit in the extra
-    processors."""
+    processors.  The later jobs are tried in queue order, or with ``bf_order`` SJF
+    (SJBF) shortest estimate first, ties in queue order."""
     cdef intp_t head = s.wait[head_pos]
     cdef procs_t need = s.procs[head]
     cdef procs_t avail = s.free
     cdef procs_t extra
     cdef intp_t k = 0
-    cdef intp_t q, j
+    cdef intp_t q, j, i
+    cdef intp_t m = s.n_wait - head_pos - 1
+    cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef simtime_t shadow
     while k < s.n_run:
         avail += s.procs[s.run[k].id]
@@ -54,9 +165,24 @@ cdef inline void easy_backfill(sched_t* s, intp_t head_pos) noexcept nogil:
         k += 1
     extra = avail - need
     give_reservation(s, head, shadow)
-    for q in range(head_pos + 1, s.n_wait):
+    if is_sjf:
+        # SJBF: the waiting jobs by (estimate, queue order), the first walk's starts and
+        # the head skipped; none after the first that cannot end by the shadow time once
+        # no extra processor is left
+        i = 0
+        while s.free > 0:
+            j = bfo_next(s, &i, head)
+            if j < 0 or (extra == 0 and s.now + s.est[j] > shadow):
+                break
+            if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
+                if s.now + s.est[j] > shadow:
+                    extra -= s.procs[j]
+                start_job(s, queue_pos(s, j))
+        return
+    for i in range(m):
         if s.free == 0:
             break
+        q = head_pos + 1 + i
         j = s.wait[q]
         if s.procs[j] <= s.free and (s.now + s.est[j] <= shadow or s.procs[j] <= extra):
             if s.now + s.est[j] > shadow:
@@ -284,10 +410,11 @@ cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexc
 cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
     """The conservative re-plan order of wait[head_pos:] into s.rtmp (returns how many):
     holders of a reservation first (by that reservation, ties by queue order), then the
-    others in queue order.  Shared by conservative_backfill and kept_conservative; the
-    kept profile needs only that holders come by non-decreasing reservation and all
-    others after them."""
-    cdef intp_t q, j
+    others in queue order (``bf_order`` SJF: by estimate, ties in queue order; their
+    ``resv`` then holds the estimate).  Shared by conservative_backfill and
+    kept_conservative; the kept profile needs only that holders come by non-decreasing
+    reservation and all others after them."""
+    cdef intp_t q, j, i, h
     cdef intp_t m = 0
     for q in range(head_pos, s.n_wait):
         j = s.wait[q]
@@ -295,6 +422,14 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
         s.rtmp[m].pos = q
         m += 1
     rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, m)    # qtmp2: n_jobs qent_t, larger
+    if s.bf_order == BFORDER_SJF:
+        # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
+        h = m
+        while h > 0 and s.rtmp[h - 1].resv == INT64_MAX:
+            h -= 1
+        for i in range(h, m):
+            s.rtmp[i].resv = s.est[s.wait[s.rtmp[i].pos]]
+        rent_sort(s.rtmp + h, <rent_t*> s.qtmp2, s.runs, m - h)
     return m
 
 
@@ -389,8 +524,8 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
         lb = shape_hint(&s.prof, n, hold)
         if lb < s.now:
             lb = s.now
-        r = s.rtmp[i].resv
-        if r != INT64_MAX:
+        r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
+        if r >= 0:
             # a move needs an instant before r where processors came back and n are free
             if lb < r and dec_may_fit(&s.prof, lb, r, n):
                 hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
@@ -439,7 +574,9 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     earliest fit ``when`` and holds its processors until the grid instant at or before
     ``when`` plus max(hold, bf_resolution); from that grid instant on it already holds the
     processors it takes that were free before ``when`` (those released at ``when`` are busy
-    until then anyway)."""
+    until then anyway).  With ``bf_order`` SJF (SJBF) the head is tried first and the jobs
+    behind it shortest estimate first (ties in queue order): the budget of reservations
+    then goes to the head and the shortest jobs that cannot start now."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = 0
@@ -448,11 +585,22 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef procs_t early
     cdef bint down = s.is_bf_round_down
     cdef bint fits
+    cdef bint is_sjf = s.bf_order == BFORDER_SJF
+    cdef intp_t i
+    cdef intp_t cursor = 0
     build_profile(s, 1 if down else res)
     shape_reset(&s.prof)        # here: the shapes that did not fit now (issue 16)
-    for q in range(head_pos, s.n_wait):
+    for i in range(s.n_wait - head_pos):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
+        # the head first; behind it queue order, or (SJBF) by (estimate, queue order)
+        if is_sjf and i > 0:
+            j = bfo_next(s, &cursor, s.wait[head_pos])
+            if j < 0:
+                break
+            q = queue_pos(s, j)
+        else:
+            q = head_pos + i
         j = s.wait[q]
         hold = hold_time(s.est[j])
         # free at now is exact in the lazy profile: most of a long queue stops here.  The
@@ -542,6 +690,8 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     if s.is_prof_kept and s.n_run > 0 and s.run[0].end <= s.now:
         s.is_prof_kept = False      # run_rekey moves overdue ends later: rebuild
     run_rekey(s)
+    if s.bfo != NULL:
+        bfo_prepare(s)
     if s.backfill == BACKFILL_CONSERVATIVE:
         # No first walk: a queue-front job started outside the plan could take processors
         # that an earlier reservation relies on (then reservations would move later).
@@ -564,5 +714,7 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
         elif s.backfill == BACKFILL_SLURM:
             slurm_backfill(s, head_pos)
     if s.n_started > 0:
+        if s.bfo != NULL:
+            bfo_drop_started(s)
         drop_started(s)
     return 0

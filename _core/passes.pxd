@@ -35,6 +35,8 @@ cdef inline int run_pass(sched_t* s, mall_t* m, bint is_full_sort,
     queue_prepare(s, is_full_sort)
     if order_out != NULL and s.n_wait > 0:
         memcpy(order_out, s.wait, s.n_wait * sizeof(intp_t))
+    if m != NULL:
+        s.is_bfo_dirty = True     # the malleable kernel edits the queue, sizes, estimates
     schedule_pass(s)
     if m == NULL:
         return 0
@@ -49,6 +51,7 @@ cdef inline int run_pass(sched_t* s, mall_t* m, bint is_full_sort,
     n1 = s.n_started
     memcpy(s.started_tmp, s.started, n1 * sizeof(intp_t))
     queue_prepare(s, False)
+    s.is_bfo_dirty = True
     schedule_pass(s)
     for k in range(s.n_started):
         mall_on_start(s, m, s.started[k])

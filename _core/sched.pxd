@@ -9,7 +9,8 @@ from libc.stdlib cimport malloc, free as c_free, qsort
 from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t, uint8_t
 
-from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT)
+from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT,
+                     BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF)
 from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
@@ -42,6 +43,7 @@ cdef struct sched_t:
     simtime_t bf_window       # slurm: reservation horizon (seconds)
     simtime_t bf_resolution   # slurm: reservation grid and rounding of expected ends (seconds)
     bint is_bf_round_down     # slurm: exact expected ends, reservations held from the grid below
+    int bf_order              # BFORDER_* code: order of the backfill candidates behind the head
     mf_t mf                   # multifactor weights and last calculation time
     # per-job columns (length n_jobs)
     intp_t n_jobs             # jobs in the columns
@@ -78,7 +80,13 @@ cdef struct sched_t:
     qent_t* qtmp              # scratch for sorting the queue
     qent_t* qtmp2             # merge buffer for that sort
     intp_t* runs              # run boundaries for that sort (n_jobs + 1)
-    rent_t* rtmp              # scratch for the conservative re-plan order
+    rent_t* rtmp              # scratch for the conservative re-plan and SJBF candidate orders
+    # SJBF candidate order (easy, slurm with bf_order SJF; else bfo is NULL): the waiting
+    # jobs by (estimate, queue order), kept across passes (backfill.bfo_prepare)
+    intp_t* bfo               # job indices; bfo[:n_bfo_sorted] in that order, then arrivals
+    intp_t n_bfo              # jobs in bfo
+    intp_t n_bfo_sorted       # ordered prefix
+    bint is_bfo_dirty         # estimates or keys changed: re-sort bfo before the pass
     # output of a pass
     intp_t* started           # jobs started by the last pass, in start order
     intp_t* started_pos       # their queue positions in that pass
@@ -218,6 +226,9 @@ cdef inline intp_t admit_arrivals(sched_t* s, intp_t i, intp_t n) noexcept nogil
     while i < n and s.submit[i] == s.now:
         s.wait[s.n_wait] = i
         s.n_wait += 1
+        if s.bfo != NULL:
+            s.bfo[s.n_bfo] = i
+            s.n_bfo += 1
         if not s.is_seen[s.user[i]]:
             s.is_seen[s.user[i]] = 1
             s.n_seen += 1
@@ -358,11 +369,15 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
     arrivals their key and insert them.  ``is_full_sort`` sorts the whole queue anyway
     (`plan`, whose input rows come in any order)."""
     cdef intp_t i, j
+    cdef simtime_t p
     cdef bint full = is_full_sort
     if s.estimate == ESTIMATE_PREDICT:
         for i in range(s.n_wait):
             j = s.wait[i]
-            s.est[j] = predict_estimate(s, j)
+            p = predict_estimate(s, j)
+            if p != s.est[j]:
+                s.is_bfo_dirty = True
+            s.est[j] = p
     if s.order == ORDER_MULTIFACTOR:
         if mf_needs_calc(&s.mf, s.now):
             accrue_running(s)
@@ -393,6 +408,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
                 s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
     if full:
         queue_sort(s)
+        s.is_bfo_dirty = True
     else:
         queue_insert_tail(s)
 
@@ -407,6 +423,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.bf_window = core.bf_window
     s.bf_resolution = core.bf_resolution
     s.is_bf_round_down = core.is_bf_round_down
+    s.bf_order = core.backfill_order
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
     s.mf.weight_fairshare = core.weight_fairshare
@@ -434,6 +451,14 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.started = <intp_t*> malloc(cap * sizeof(intp_t))
     s.started_pos = <intp_t*> malloc(cap * sizeof(intp_t))
     s.started_tmp = <intp_t*> malloc(cap * sizeof(intp_t))
+    s.bfo = NULL
+    if s.bf_order == BFORDER_SJF and (s.backfill == BACKFILL_EASY or s.backfill == BACKFILL_SLURM):
+        s.bfo = <intp_t*> malloc(cap * sizeof(intp_t))
+        if s.bfo == NULL:
+            raise MemoryError("scheduler state")
+    s.n_bfo = 0
+    s.n_bfo_sorted = 0
+    s.is_bfo_dirty = True
     s.n_run = 0
     s.n_wait = 0
     s.n_sorted = 0
@@ -459,6 +484,8 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     c_free(s.started)
     c_free(s.started_pos)
     c_free(s.started_tmp)
+    c_free(s.bfo)
+    s.bfo = NULL
     s.run = NULL
     s.run_tmp = NULL
     s.wait = NULL

@@ -34,6 +34,7 @@ def main() -> None:
     from malleo._core.malleable_loop import simulate_malleable
     from malleo.emulator.driver import load_workload
     from malleo.emulator.flex import flexible_jobs
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability, Policy
 
     workload = load_workload(args.trace)
@@ -43,10 +44,11 @@ def main() -> None:
         ("submit_time", np.int64), ("runtime", np.int64), ("estimate", np.int64),
         ("procs", np.int32), ("user_id", np.int32), ("queue", np.int32),
         ("partition", np.int32))]
-    mal = Malleability(fraction=args.fraction, speedup="amdahl:0.05", reconfig_fixed=10,
-                       reconfig_per_proc=0.5, policy=args.policy)
+    mal = Malleability(speedup="amdahl:0.05", reconfig_fixed=10, reconfig_per_proc=0.5,
+                       policy=args.policy)
     policy = Policy(malleability=mal)
-    flex = flexible_jobs(cols[3], cols[5], cols[4], total, mal)
+    flexible = FlexibleJobs(fraction=args.fraction)
+    flex = flexible_jobs(cols[3], cols[5], cols[4], total, flexible, mal)
     n = len(table)
 
     def best(call) -> tuple[float, dict]:
@@ -63,7 +65,7 @@ def main() -> None:
         flex["speedup_a"], flex["speedup_b"]))
     report = {
         "trace": pathlib.Path(args.trace).name, "jobs": n, "procs": total,
-        "malleable_jobs": int((flex["kind"] == 2).sum()), "policy": policy.describe(),
+        "malleable_jobs": int((flex["kind"] == 2).sum()), "policy": policy.describe(flexible),
         "reconfigurations": int(out["n_expand"].sum() + out["n_shrink"].sum()),
         "rigid_seconds": round(rigid_s, 4), "rigid_jobs_per_s": round(n / rigid_s),
         "malleable_seconds": round(mall_s, 4), "malleable_jobs_per_s": round(n / mall_s),

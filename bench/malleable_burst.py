@@ -35,13 +35,14 @@ def burst_table():
 
 def run() -> list[dict]:
     from malleo.emulator.driver import load_workload, replay
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability, Policy
 
     workload = load_workload(burst_table(), procs=NODES)
     rows = []
 
-    def one(label, start_size, policy, mal):
-        s = replay(workload, Policy(malleability=mal), procs=NODES).summary
+    def one(label, start_size, policy, mal, flexible=None):
+        s = replay(workload, Policy(malleability=mal), procs=NODES, flexible=flexible).summary
         rows.append({"start_size": start_size, "policy": policy, "label": label,
                      "completion": s.get("workload_completion", s["makespan"]),
                      "wait_mean": s["wait_mean"], "utilization": s["utilization"],
@@ -53,9 +54,9 @@ def run() -> list[dict]:
     for start_size in START_SIZES:
         for policy in POLICIES:
             one("", start_size, policy, Malleability(
-                fraction=1.0, speedup="amdahl:0.05", min_factor=0.125, max_factor=1.0,
-                reconfig_fixed=5, reconfig_per_proc=0.1, policy=policy,
-                start_size=start_size))
+                speedup="amdahl:0.05", reconfig_fixed=5, reconfig_per_proc=0.1,
+                policy=policy, start_size=start_size),
+                FlexibleJobs(fraction=1.0, min_factor=0.125, max_factor=1.0))
     return rows
 
 

@@ -1,21 +1,41 @@
 """The malleability study of docs/malleability.md (figures only, no assertions).
 
-lublin_256 and SDSC-SP2 (../shared/traces) replayed under FCFS + EASY with 0%, 25%, 50%
-and 100% of the jobs malleable (Amdahl f = 0.05, min 0.5 x p0, max 2 x p0, reconfiguration
-cost 10 s + 0.5 s per processor moved, min interval 60 s) for each reconfiguration policy
-(dmr, head-unblock); 0% is the all-rigid EASY baseline.  Prints a Markdown table of
-workload completion time, mean wait, mean bounded slowdown and utilization, and saves the
-plot to docs/img/malleability.png (--plot PATH to change, --no-plot to skip).
+Two studies, both FCFS + EASY with Amdahl f = 0.05, min 0.5 x p0, max 2 x p0,
+reconfiguration cost 10 s + 0.5 s per processor moved, min interval 60 s:
 
-    python bench/malleable_study.py [--plot PATH | --no-plot]
+``fractions`` (the default): lublin_256 and SDSC-SP2 replayed with 0%, 25%, 50% and 100%
+of the jobs malleable for each reconfiguration policy (dmr, head-unblock); 0% is the
+all-rigid EASY baseline.  Prints a Markdown table of workload completion time, mean wait,
+mean bounded slowdown and utilization, and saves docs/img/malleability.png.
+
+``load`` (issue 11 point 8b): SDSC-SP2, KTH-SP2 and RICC-2010-2 (its first --ricc-jobs
+jobs: the full trace is 447,794) with arrivals rescaled to offered loads 0.5 .. 1.5
+(``replay(..., load=RHO)``, docs/traces.md) and 0%, 20%, 50%, 100% malleable; prints the
+gain of each malleable share over rigid EASY at the same load and saves
+docs/img/malleability_load.png (gain vs load and vs malleable share).  ``--set KEY=VALUE``
+sets any [malleability] knob (e.g. a start-size rule or policy added later).
+
+    python bench/malleable_study.py [fractions|load] [--plot PATH | --no-plot]
 """
 from __future__ import annotations
 
 import argparse
 import pathlib
 
+import os
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
-TRACES = REPO.parent / "shared" / "traces"
+
+
+def _traces() -> pathlib.Path:
+    """MALLEO_TRACES, ../shared/traces beside the repository, or /work/shared/traces."""
+    if os.environ.get("MALLEO_TRACES"):
+        return pathlib.Path(os.environ["MALLEO_TRACES"])
+    beside = REPO.parent / "shared" / "traces"
+    return beside if beside.is_dir() else pathlib.Path("/work/shared/traces")
+
+
+TRACES = _traces()
 WORKLOADS = ("lublin_256.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz")
 FRACTIONS = (0.0, 0.25, 0.5, 1.0)
 POLICIES = ("dmr", "head-unblock")
@@ -31,6 +51,7 @@ fast the machine drains it)."""
 
 def run() -> list[dict]:
     from malleo.emulator.driver import Workload, load_workload, replay
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability, Policy
 
     rows = []
@@ -45,9 +66,10 @@ def run() -> list[dict]:
     for trace, workload in cases:
         for policy_name in POLICIES:
             for fraction in FRACTIONS:
-                mal = Malleability(fraction=fraction, speedup="amdahl:0.05", reconfig_fixed=10,
+                mal = Malleability(speedup="amdahl:0.05", reconfig_fixed=10,
                                    reconfig_per_proc=0.5, min_interval=60, policy=policy_name)
-                s = replay(workload, Policy(malleability=mal), procs=workload.procs).summary
+                s = replay(workload, Policy(malleability=mal), procs=workload.procs,
+                           flexible=FlexibleJobs(fraction=fraction)).summary
                 rows.append({"trace": trace, "policy": policy_name,
                              "fraction": fraction,
                              "workload_completion": s.get("workload_completion", s["makespan"]),
@@ -102,17 +124,149 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     fig.savefig(path)
 
 
+LOAD_TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz",
+               "RICC-2010-2.swf.gz")
+LOADS = (0.5, 0.75, 1.0, 1.25, 1.5)
+LOAD_FRACTIONS = (0.0, 0.2, 0.5, 1.0)
+LOAD_METRICS = (("workload_completion", "completion"), ("wait_mean", "mean wait"),
+                ("bsld_mean", "mean bsld"))
+
+
+def run_load(ricc_jobs: int, policy_name: str, settings: dict) -> list[dict]:
+    """One row per (trace, load, malleable share): the summary figures of the replay."""
+    import time
+
+    from malleo.emulator.driver import load_workload, replay
+    from malleo.flexible import FlexibleJobs
+    from malleo.policy import Malleability, Policy
+
+    mal = Malleability(**{"speedup": "amdahl:0.05", "reconfig_fixed": 10,
+                          "reconfig_per_proc": 0.5, "min_interval": 60,
+                          "policy": policy_name, **settings})
+    rows = []
+    for name in LOAD_TRACES:
+        workload = load_workload(TRACES / name)
+        short = name.split("-")[0] + "-" + name.split("-")[1]
+        jobs = (0, ricc_jobs) if name.startswith("RICC") and ricc_jobs else None
+        if jobs:
+            short += f" first {ricc_jobs:,}"
+        for load in LOADS:
+            for fraction in LOAD_FRACTIONS:
+                t0 = time.perf_counter()
+                r = replay(workload, Policy(malleability=mal), procs=workload.procs,
+                           jobs=jobs, load=load, flexible=FlexibleJobs(fraction=fraction))
+                s = r.summary
+                rows.append({"trace": short, "load": load, "fraction": fraction,
+                             "workload_completion": s.get("workload_completion",
+                                                          s["makespan"]),
+                             "wait_mean": s["wait_mean"], "bsld_mean": s["bsld_mean"],
+                             "utilization": s["utilization"],
+                             "efficiency": s["parallel_efficiency"],
+                             "reconfigurations": s.get("reconfigurations", 0),
+                             "seconds": time.perf_counter() - t0})
+                print(f"{short} load {load} {fraction:.0%}: "
+                      f"{rows[-1]['seconds']:.1f} s", flush=True)
+    return rows
+
+
+def _gain(rows: list[dict], r: dict, key: str) -> float:
+    base = next(b for b in rows if b["trace"] == r["trace"] and b["load"] == r["load"]
+                and b["fraction"] == 0.0)
+    return r[key] / base[key] - 1.0 if base[key] else float("nan")
+
+
+def load_table(rows: list[dict]) -> str:
+    out = ["| trace | load | malleable | completion vs rigid | mean wait (s) | wait vs rigid "
+           "| mean bsld | bsld vs rigid | utilization | efficiency | reconfigurations |",
+           "|" + "---|" * 11]
+    for r in rows:
+        gains = [("" if r["fraction"] == 0 else f"{_gain(rows, r, k):+.1%}")
+                 for k in ("workload_completion", "wait_mean", "bsld_mean")]
+        out.append(f"| {r['trace']} | {r['load']:g} | {r['fraction']:.0%} | {gains[0]} | "
+                   f"{r['wait_mean']:,.0f} | {gains[1]} | {r['bsld_mean']:,.1f} | "
+                   f"{gains[2]} | {r['utilization']:.3f} | {r['efficiency']:.3f} | "
+                   f"{r['reconfigurations']:,} |")
+    return "\n".join(out)
+
+
+def plot_load(rows: list[dict], path: pathlib.Path) -> None:
+    """Top row: gain in mean wait and completion vs load, one line per malleable share;
+    bottom row: the same vs malleable share, one line per load; one column per trace
+    for each metric."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    keys = (("wait_mean", "mean wait"), ("workload_completion", "completion"))
+    fig, axes = plt.subplots(2, len(traces) * len(keys), figsize=(4 * len(traces) * 2, 6.5),
+                             dpi=60, squeeze=False)
+    for t, trace in enumerate(traces):
+        mine = [r for r in rows if r["trace"] == trace]
+        for k, (key, label) in enumerate(keys):
+            col = t * len(keys) + k
+            ax = axes[0][col]
+            for fraction in LOAD_FRACTIONS[1:]:
+                pts = [r for r in mine if r["fraction"] == fraction]
+                ax.plot([r["load"] for r in pts], [100 * _gain(rows, r, key) for r in pts],
+                        marker="o", label=f"{fraction:.0%} malleable")
+            ax.set_xlabel("offered load", fontsize=8)
+            ax.set_title(f"{trace}: {label}", fontsize=8)
+            ax = axes[1][col]
+            for load in LOADS:
+                pts = [r for r in mine if r["load"] == load]
+                ax.plot([100 * r["fraction"] for r in pts],
+                        [100 * _gain(rows, r, key) for r in pts], marker="s",
+                        label=f"load {load:g}")
+            ax.set_xlabel("% malleable", fontsize=8)
+            for ax in (axes[0][col], axes[1][col]):
+                ax.axhline(0.0, color="grey", lw=0.8, ls=":")
+                ax.tick_params(labelsize=7)
+                if col == 0:
+                    ax.set_ylabel("% change vs rigid EASY", fontsize=8)
+    axes[0][0].legend(fontsize=7)
+    axes[1][0].legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--plot", type=pathlib.Path, default=REPO / "docs" / "img" /
-                        "malleability.png")
+    parser.add_argument("study", nargs="?", choices=("fractions", "load"),
+                        default="fractions")
+    parser.add_argument("--plot", type=pathlib.Path, default=None)
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--ricc-jobs", type=int, default=60000,
+                        help="load study: replay RICC-2010-2's first N jobs (0: all)")
+    parser.add_argument("--policy", default="dmr", help="load study: reconfiguration policy")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="load study: a [malleability] knob (repeatable)")
+    parser.add_argument("--json", type=pathlib.Path, default=None,
+                        help="also write the rows as JSON to this file")
     args = parser.parse_args()
-    rows = run()
-    print(table(rows))
-    if not args.no_plot:
-        plot(rows, args.plot)
-        print(f"\nplot: {args.plot}")
+    if args.study == "load":
+        from malleo.emulator.cli._options import parse_column_spec
+
+        settings = parse_column_spec("fcfs+easy;" + ";".join(args.set))[1] if args.set else {}
+        rows = run_load(args.ricc_jobs, args.policy, settings)
+        print(load_table(rows))
+        plot_path = args.plot or REPO / "docs" / "img" / "malleability_load.png"
+        if not args.no_plot:
+            plot_load(rows, plot_path)
+            print(f"\nplot: {plot_path}")
+    else:
+        rows = run()
+        print(table(rows))
+        plot_path = args.plot or REPO / "docs" / "img" / "malleability.png"
+        if not args.no_plot:
+            plot(rows, plot_path)
+            print(f"\nplot: {plot_path}")
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

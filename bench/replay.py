@@ -8,7 +8,8 @@ For each trace (default: SDSC-SP2, KTH-SP2, LCG-2005 and RICC-2010-2 from
   imports, reading, the simulation, the metrics and printing;
 * simulation only: for every backfill mode, seconds of one ``malleo._core.simulate`` call
   on the already-read arrays and the jobs/s it gives, in a fresh child process per
-  (trace, mode) with a timeout (its peak RSS, including the read trace, is reported too).
+  (trace, mode) with a timeout (its peak RSS, including the read trace, is reported too);
+  a mode ``easy+sjf`` times the mode with ``backfill_order = "sjf"``.
 
 The stated target: ``malleo replay`` of RICC-2010-2 with EASY in under 5 s end to end.
 
@@ -95,7 +96,8 @@ def simulate_modes(path: str, modes: list[str], repeat: int) -> dict:
               col("partition", np.int32))
     out = {"jobs": len(jobs), "procs": meta.procs, "read_seconds": read_seconds, "modes": {}}
     for mode in modes:
-        policy = Policy(backfill=mode)
+        backfill, _, bf_order = mode.partition("+")
+        policy = Policy(backfill=backfill, backfill_order=bf_order or "queue")
         best = float("inf")
         for _ in range(repeat):
             start = time.perf_counter()
@@ -123,7 +125,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", help="trace files (default: four real traces)")
     parser.add_argument("--modes", default="none,easy,conservative,slurm",
-                        help="backfill modes to time (comma-separated)")
+                        help="backfill modes to time (comma-separated); MODE+sjf: with "
+                        "backfill_order sjf (SJBF)")
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds allowed per (trace, mode) simulation child")

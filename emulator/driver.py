@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from malleo.emulator import metrics
+from malleo.emulator.power import PowerModel
 from malleo.emulator.results import JOB_COLUMNS, ReplayResult
 from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Policy
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ DROP_TOO_LARGE = "larger_than_machine"
 
 _DERIVED = ("procs", "runtime", "estimate")
 
-REPLAY_FIELDS = ("job_number", "submit_time", "user_id", "queue", "partition")
+REPLAY_FIELDS = ("job_number", "submit_time", "user_id", "queue", "partition", "executable")
 """The SWF fields a replay reads, besides the derived ``procs``, ``runtime`` and
 ``estimate``; the other 13 only go back out in :meth:`ReplayResult.to_swf`."""
 
@@ -75,8 +77,10 @@ def parse_slice(jobs: str | tuple[int, int] | None) -> tuple[int, int] | None:
 def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
            policy: Policy | None = None, *, procs: int | None = None, node_procs: int = 0,
            jobs: str | tuple[int, int] | None = None,
-           bsld_threshold: float = metrics.BSLD_THRESHOLD, progress: Progress | None = None,
-           **read_options: Any) -> ReplayResult:
+           bsld_threshold: float = metrics.BSLD_THRESHOLD,
+           flexible: FlexibleJobs | None = None, power: PowerModel | None = None,
+           load: float | None = None, breakdowns: bool = False,
+           progress: Progress | None = None, **read_options: Any) -> ReplayResult:
     """Replay a workload through the scheduling core under ``policy``.
 
     Args:
@@ -95,6 +99,15 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
             (submit, job number) order.  The slice starts on an empty machine at its first
             job's submit time; times are not shifted.
         bsld_threshold: tau of the bounded slowdown, seconds (> 0).
+        flexible: which trace jobs become moldable or malleable (workload synthesis,
+            :class:`malleo.flexible.FlexibleJobs`); None or fraction 0: all rigid.  How
+            they are resized is ``policy.malleability``.
+        power: the power model of the energy metrics (None: the defaults).
+        load: a target offered load: the replayed jobs' arrivals (after the slice and the
+            dropped jobs, on the replayed machine) are scaled to reach it
+            (:mod:`malleo.emulator.load_scale`); None: as in the trace.
+        breakdowns: add the summary's ``applications``, ``by_application`` and
+            ``by_size_class`` (docs/metrics.md; the CLI always does).
         progress: None, or ``progress(ended, n, now)``, called by the core every few
             thousand event times with the jobs ended so far, the jobs replayed and the
             simulated time reached (seconds): see :func:`malleo._core.simulate`.
@@ -116,6 +129,10 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     policy = Policy() if policy is None else policy
     if not isinstance(policy, Policy):
         raise MalleoError(f"policy: expected a malleo.policy.Policy, got {type(policy).__name__}")
+    flexible = FlexibleJobs() if flexible is None else flexible
+    if not isinstance(flexible, FlexibleJobs):
+        raise MalleoError(f"flexible: expected a malleo.flexible.FlexibleJobs, "
+                          f"got {type(flexible).__name__}")
     if not bsld_threshold > 0:
         raise MalleoError(f"bsld_threshold: must be > 0 seconds, got {bsld_threshold}")
     node_procs = int(node_procs or 0)
@@ -162,18 +179,47 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
 
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
-    if policy.malleability.enabled:
+    runtime = np.asarray(table["runtime"])
+    load_scale = None
+    if load is not None:
+        from malleo.emulator.load_scale import rescale_submits
+
+        scaled, load_scale = rescale_submits(table["submit_time"], alloc, runtime,
+                                             machine_procs, load)
+        table = dict(table, submit_time=scaled)
+    unit = node_procs or 1
+    if flexible.enabled:
         from malleo.emulator.malleable_result import malleable_result
 
         import pandas as pd
 
         frame = pd.DataFrame(table, columns=list(table), copy=False)
-        flex, core = _simulate_malleable(frame, units, total_units, policy, progress)
-        return malleable_result(frame, core, flex, alloc, machine_procs, node_procs, policy,
-                                meta, dropped, source, bsld_threshold)
-    core = _simulate(table, units, total_units, policy, progress)
-    return _result(table, core, want, alloc, machine_procs, node_procs, policy, meta,
-                   dropped, source, bsld_threshold)
+        flex, core = _simulate_malleable(frame, units, total_units, policy, flexible,
+                                         progress)
+        result = malleable_result(frame, core, flex, alloc, machine_procs, node_procs, policy,
+                                  meta, dropped, source, bsld_threshold, flexible)
+        # the core's work done, every job under its speedup model
+        useful = np.asarray(core["work_done"], dtype=np.float64) * unit
+    else:
+        core = _simulate(table, units, total_units, policy, progress)
+        result = _result(table, core, want, alloc, machine_procs, node_procs, policy, meta,
+                         dropped, source, bsld_threshold)
+        from malleo.emulator.work_metrics import rigid_work
+
+        # rigid: each job at its size under the policy's speedup model
+        useful = rigid_work(units, runtime, policy.malleability.speedup, unit)
+    from malleo.emulator.load_scale import offered_load
+    from malleo.emulator.work_metrics import work_summary
+
+    executable = table["executable"] if "executable" in table else None
+    result.summary.update(work_summary(result.column, flexible.enabled, executable,
+                                       machine_procs, result.summary.get("makespan"), power,
+                                       breakdowns, useful=useful))
+    result.summary["offered_load"] = offered_load(table["submit_time"], alloc, runtime,
+                                                  machine_procs)
+    if load_scale is not None:
+        result.summary["load_scale"] = load_scale
+    return result
 
 
 class Workload:
@@ -230,7 +276,7 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         procs: the machine's processors: jobs larger are dropped (for a trace, passed to
             ``read_swf``; required for a table that has only the SWF fields).
         swf_fields: False keeps, of a trace or the default workload, only the columns a
-            replay reads (:data:`REPLAY_FIELDS` and the derived ones): 104 of 164 bytes a
+            replay reads (:data:`REPLAY_FIELDS` and the derived ones): 96 of 164 bytes a
             job less (issue 16: ``malleo replay`` without ``--swf-out``); its results
             cannot then be written as SWF.
         **read_options: ``read_swf`` options for a path; ``procs_from`` and ``overrun``
@@ -344,7 +390,8 @@ def _simulate(table: dict[str, np.ndarray], units: np.ndarray, total_units: int,
 
 
 def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int,
-                        policy: Policy, progress: Progress | None = None
+                        policy: Policy, flexible: FlexibleJobs,
+                        progress: Progress | None = None
                         ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The flexibility arrays (:func:`malleo.emulator.flex.flexible_jobs`) and the
     malleable core's output for them."""
@@ -352,7 +399,7 @@ def _simulate_malleable(table: pd.DataFrame, units: np.ndarray, total_units: int
     from malleo.emulator.flex import flexible_jobs
 
     flex = flexible_jobs(units, table["queue"].to_numpy(), table["user_id"].to_numpy(),
-                         int(total_units), policy.malleability)
+                         int(total_units), flexible, policy.malleability)
     core = simulate_malleable(
         table["submit_time"].to_numpy(np.int64), table["runtime"].to_numpy(np.int64),
         table["estimate"].to_numpy(np.int64), np.asarray(units, dtype=np.int32),

@@ -1,6 +1,6 @@
 """Turning rigid trace jobs into moldable or malleable ones (docs/malleability.md).
 
-Everything is drawn from ``Malleability.seed`` with numpy's PCG64 generator, in a fixed
+Everything is drawn from ``FlexibleJobs.seed`` with numpy's PCG64 generator, in a fixed
 order (the choice, then each speedup parameter), so the per-job arrays follow from the
 options (or the policy file) and the job order alone.  Sizes are in the units the core
 allocates (processors, or whole nodes on a node-exclusive machine).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from malleo.flexible import FlexibleJobs
 from malleo.policy import JOB_KINDS, Malleability, parse_speedup
 
 __all__ = ["flexible_jobs", "KIND_CODES"]
@@ -18,14 +19,17 @@ KIND_CODES = {name: code for code, name in enumerate(JOB_KINDS)}
 
 
 def flexible_jobs(procs: np.ndarray, queue: np.ndarray, user: np.ndarray, total: int,
-                  mal: Malleability) -> dict[str, np.ndarray]:
+                  flexible: FlexibleJobs, mal: Malleability | None = None
+                  ) -> dict[str, np.ndarray]:
     """The per-job flexibility arrays for ``simulate_malleable``.
 
     Args:
         procs: int[n] each job's trace size p0 (allocation units), 1..total.
         queue, user: int[n] SWF queue and user numbers (the eligibility rules).
         total: allocation units of the machine (P).
-        mal: the malleability options.
+        flexible: which jobs become flexible and their size range (workload synthesis).
+        mal: the policy's resizing knobs: ``power_of_two`` rounds the size range and
+            ``speedup`` gives the per-job parameters (None: the defaults).
 
     Returns:
         ``kind`` (uint8: 0 rigid, 1 moldable, 2 malleable), ``min_procs`` and
@@ -37,20 +41,22 @@ def flexible_jobs(procs: np.ndarray, queue: np.ndarray, user: np.ndarray, total:
     its user in ``users``; eligible jobs are chosen with probability ``fraction`` (one
     uniform draw per job, in job order).
     """
+    mal = Malleability() if mal is None else mal
+    fx = flexible
     p0 = np.asarray(procs, dtype=np.int64)
     n = p0.shape[0]
-    rng = np.random.default_rng(int(mal.seed))
+    rng = np.random.default_rng(int(fx.seed))
     draw = rng.random(n)
-    eligible = p0 >= int(mal.min_procs)
-    if mal.queues:
-        eligible &= np.isin(np.asarray(queue, dtype=np.int64), np.array(mal.queues))
-    if mal.users:
-        eligible &= np.isin(np.asarray(user, dtype=np.int64), np.array(mal.users))
-    chosen = eligible & (draw < float(mal.fraction))
+    eligible = p0 >= int(fx.min_procs)
+    if fx.queues:
+        eligible &= np.isin(np.asarray(queue, dtype=np.int64), np.array(fx.queues))
+    if fx.users:
+        eligible &= np.isin(np.asarray(user, dtype=np.int64), np.array(fx.users))
+    chosen = eligible & (draw < float(fx.fraction))
     kind = np.zeros(n, dtype=np.uint8)
-    kind[chosen] = KIND_CODES[mal.kind]
-    lo = np.maximum(1, np.floor(p0 * float(mal.min_factor)).astype(np.int64))
-    hi = np.minimum(int(total), np.ceil(p0 * float(mal.max_factor)).astype(np.int64))
+    kind[chosen] = KIND_CODES[fx.kind]
+    lo = np.maximum(1, np.floor(p0 * float(fx.min_factor)).astype(np.int64))
+    hi = np.minimum(int(total), np.ceil(p0 * float(fx.max_factor)).astype(np.int64))
     if mal.power_of_two:
         lo = np.minimum(_pow2_ceil(lo), p0)
         hi = np.maximum(_pow2_floor(hi), p0)

@@ -6,6 +6,14 @@ import math
 from typing import Any, Sequence
 
 from malleo.emulator.metrics import SUMMARY_KEYS
+from malleo.emulator.work_metrics import MALLEABLE_KEYS, WORK_KEYS
+
+_ALL_KEYS = {**SUMMARY_KEYS, **WORK_KEYS, **MALLEABLE_KEYS}
+"""Every key a table shows: label, unit and direction."""
+
+BREAKDOWN_ROWS = 8
+"""Groups shown per breakdown in the replay table (the largest by processor-hours held;
+--json has them all)."""
 
 
 def _is_missing(value: Any) -> bool:
@@ -24,7 +32,7 @@ def format_metric(key: str, value: Any, *, human: bool = True) -> str:
     """One summary value as text, with its unit (see :data:`SUMMARY_KEYS`)."""
     if _is_missing(value):
         return "n/a"
-    unit = SUMMARY_KEYS.get(key, ("", "", None))[1]
+    unit = _ALL_KEYS.get(key, ("", "", None))[1]
     if unit == "s":
         text = f"{value:,.0f} s" if float(value).is_integer() else f"{value:,.1f} s"
         if human and abs(value) >= 120:
@@ -50,6 +58,11 @@ def replay_table(summary: dict[str, Any]) -> str:
     head = [("source", str(summary.get("source", ""))),
             ("machine", _machine(summary)),
             ("policy", str(summary.get("policy", "")))]
+    if summary.get("offered_load") is not None:
+        load = f"{summary['offered_load']:.3f}"
+        if summary.get("load_scale") is not None:
+            load += f" (arrivals scaled x{summary['load_scale']:.4g}, --load)"
+        head.append(("offered load", load))
     rows = [(label, format_metric(key, summary.get(key)))
             for key, (label, _unit, _better) in SUMMARY_KEYS.items()]
     rows = [(label, text + _dropped_detail(summary.get("dropped_by_reason", {})))
@@ -76,6 +89,20 @@ def replay_table(summary: dict[str, Any]) -> str:
                                       f"{summary['expanders_cancelled']:,} cancelled"))
             rows.append(("expander wait mean", format_metric(
                 "wait_mean", summary["expander_wait_mean"])))
+        if "resized_jobs" in summary:
+            rows.append(("resized jobs", f"{summary['resized_jobs']:,} "
+                                         f"({summary['resized_jobs_faster']:,} faster, "
+                                         f"{summary['resized_jobs_slower']:,} slower than "
+                                         f"at their trace size; net "
+                                         f"{summary['resize_time_saved']:,} s saved)"))
+    for key, (label, _unit, _better) in WORK_KEYS.items():
+        if key in summary and key != "utilization_useful":     # shown beside utilization
+            text = format_metric(key, summary[key])
+            if key == "energy_kwh" and not _is_missing(summary[key]):
+                text += (f" (busy {summary['energy_busy_kwh']:,.2f}, idle "
+                         f"{summary['energy_idle_kwh']:,.2f}; {summary['busy_watts']:g} W "
+                         f"busy, {summary['idle_watts']:g} W idle per processor)")
+            rows.append((label, text))
     width = max(len(label) for label, _ in head + rows)
     lines = [f"{label:<{width}}  {text}" for label, text in head]
     lines.append("")
@@ -87,7 +114,31 @@ def replay_table(summary: dict[str, Any]) -> str:
         lines.append(f"{label:<{width}}  {parts[0]:>{num_width}}{rest}")
     lines.append(f"(bounded slowdown threshold {summary.get('bsld_threshold', 10):g} s; "
                  "Jain index over users' mean bounded slowdown, 1 = all users equal)")
+    for key, title in (("by_size_class", "size class (processors held)"),
+                       ("by_application", "application (SWF field 14)")):
+        if summary.get(key):
+            lines += ["", breakdown_table(summary[key], title)]
     return "\n".join(lines)
+
+
+def breakdown_table(groups: dict[str, dict[str, Any]], title: str,
+                    limit: int = BREAKDOWN_ROWS) -> str:
+    """One breakdown (``by_size_class`` / ``by_application``) as an aligned table: the
+    ``limit`` groups with the most processor-hours held, in the breakdown's order."""
+    keep = sorted(groups, key=lambda g: -groups[g]["proc_hours_held"])[:limit]
+    shown = [g for g in groups if g in keep]
+    header = [title, "jobs", "wait mean", "bsld mean", "proc-h held", "efficiency",
+              "resized"]
+    rows = [[g, f"{v['jobs']:,}", f"{v['wait_mean']:,.0f} s", f"{v['bsld_mean']:,.2f}",
+             f"{v['proc_hours_held']:,.1f}", f"{v['parallel_efficiency']:.3f}",
+             f"{v['resized_jobs']:,}"] for g, v in ((g, groups[g]) for g in shown)]
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    out = ["  ".join([f"{r[0]:<{widths[0]}}", *(f"{c:>{w}}" for c, w in
+                                                zip(r[1:], widths[1:]))]).rstrip()
+           for r in [header, *rows]]
+    if len(groups) > len(shown):
+        out.append(f"({len(groups) - len(shown):,} more in --json)")
+    return "\n".join(out)
 
 
 def _machine(summary: dict[str, Any]) -> str:
@@ -98,9 +149,17 @@ def _machine(summary: dict[str, Any]) -> str:
     return text
 
 
+def _rigid_value(key: str, summary: dict[str, Any]) -> Any:
+    """What a rigid replay's column shows for a malleable-only key: its makespan as the
+    workload completion (the same definition), no reconfiguration."""
+    if key not in MALLEABLE_KEYS:
+        return None
+    return summary.get("makespan") if key == "workload_completion" else 0
+
+
 def best_index(key: str, values: Sequence[Any]) -> set[int]:
     """Positions of the best value of metric ``key`` (ties all marked); empty if no direction."""
-    better = SUMMARY_KEYS.get(key, ("", "", None))[2]
+    better = _ALL_KEYS.get(key, ("", "", None))[2]
     present = [(i, v) for i, v in enumerate(values) if not _is_missing(v)]
     if better is None or len(present) < 2:
         return set()
@@ -112,8 +171,10 @@ def compare_table(names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> 
     """Policies side by side: one row per metric, ``*`` on the best value of each row."""
     header = ["metric", "better", *names]
     rows: list[list[str]] = []
-    for key, (label, unit, better) in SUMMARY_KEYS.items():
-        values = [s.get(key) for s in summaries]
+    keys = {**SUMMARY_KEYS, **{k: v for k, v in {**MALLEABLE_KEYS, **WORK_KEYS}.items()
+                               if any(k in s for s in summaries)}}
+    for key, (label, unit, better) in keys.items():
+        values = [s.get(key, _rigid_value(key, s)) for s in summaries]
         best = best_index(key, values)
         cells = [format_metric(key, v, human=False) + ("*" if i in best else " ")
                  for i, v in enumerate(values)]

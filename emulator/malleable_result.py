@@ -29,7 +29,7 @@ EXPANDER_EVENTS = ("request", "merge", "cancel")
 def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
                      flex: dict[str, np.ndarray], alloc: np.ndarray, machine_procs: int,
                      node_procs: int, policy, meta, dropped: dict[str, int], source: str,
-                     bsld_threshold: float) -> ReplayResult:
+                     bsld_threshold: float, flexible=None) -> ReplayResult:
     """Assemble the result of ``simulate_malleable``.
 
     ``wait`` and ``response`` are as usual (response = end - submit); ``slowdown`` and
@@ -96,8 +96,8 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
             np.asarray(core.get("exp_event", ()), dtype=np.int64)],
         "procs": np.asarray(core.get("exp_procs", ()), dtype=np.int64) * unit,
         "estimate": np.asarray(core.get("exp_est", ()), dtype=np.int64)})
-    summary.update(malleable_summary(jobs, policy, expander_log))
-    summary.update({"policy": policy.describe(), "procs": machine_procs,
+    summary.update(malleable_summary(jobs, policy, expander_log, flexible))
+    summary.update({"policy": policy.describe(flexible), "procs": machine_procs,
                     "node_procs": node_procs, "source": source})
     log_rows = np.asarray(core["log_job"], dtype=np.int64)
     size_log = pd.DataFrame({"job_id": jobs["job_id"].to_numpy()[log_rows],
@@ -105,13 +105,15 @@ def malleable_result(table: pd.DataFrame, core: dict[str, np.ndarray],
                              "size": np.asarray(core["log_size"], dtype=np.int64)})
     swf_cols = [c for c in FIELDS if c in table.columns]
     return ReplayResult(jobs=jobs, summary=summary, users=users, dropped=dict(dropped),
-                        policy=policy, meta=meta, procs=machine_procs, node_procs=node_procs,
+                        policy=policy, flexible=flexible, meta=meta, procs=machine_procs,
+                        node_procs=node_procs,
                         source=source, swf_table=table[swf_cols].reset_index(drop=True),
                         size_log=size_log, expander_log=expander_log)
 
 
 def malleable_summary(jobs: pd.DataFrame, policy,
-                      expander_log: pd.DataFrame | None = None) -> dict[str, Any]:
+                      expander_log: pd.DataFrame | None = None,
+                      flexible=None) -> dict[str, Any]:
     """The summary additions: reconfigurations by kind, time reconfiguring, workload
     completion time (last end - first submit, s), the expand mode used, per job kind
     the jobs, mean wait, mean response, mean bounded slowdown (``by_kind``), and in slurm
@@ -126,7 +128,8 @@ def malleable_summary(jobs: pd.DataFrame, policy,
                                 if len(jobs) else float("nan")),
         "expand_mode": mal.expand_mode,
         "reconfig_policy": mal.policy,
-        "malleability": mal.describe(),
+        "malleability": (f"{flexible.describe()} {mal.describe()}" if flexible is not None
+                         else mal.describe()),
     }
     by_kind = {}
     for name, group in jobs.groupby("kind", sort=True):

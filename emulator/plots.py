@@ -24,6 +24,7 @@ from matplotlib.patches import Patch
 from malleo.emulator import metrics
 
 __all__ = ["timeline_figure", "wait_cdf_figure", "bsld_classes_figure", "gantt_figure",
+           "metrics_figure", "GANTT_COLOURS",
            "trials_figure", "write_replay_plots", "SIZE_CLASSES", "RUNTIME_CLASSES",
            "default_window", "MAX_LINE_POINTS", "size_segments", "first_fit_rectangles",
            "processor_sizes", "timeline_bin", "binned", "BINS"]
@@ -282,6 +283,14 @@ def processor_sizes(result) -> dict[int, list[tuple[int, int]]]:
             for job, history in result.size_history().items()}
 
 
+def applications(result) -> np.ndarray:
+    """SWF field 14 (application number) of each job of a replay, -1 when unknown."""
+    table = result.swf_table
+    if table is not None and "executable" in table.columns:
+        return table["executable"].to_numpy()
+    return np.full(len(result.jobs), -1)
+
+
 def size_segments(start: int, end: int, procs: int,
                   history: Sequence[tuple[int, int]] | None = None
                   ) -> list[tuple[int, int, int]]:
@@ -360,10 +369,20 @@ def first_fit_rectangles(pieces: Sequence[Sequence[tuple[int, int, int]]]
     return out
 
 
+GANTT_COLOURS = ("user", "kind", "application")
+"""What colours a Gantt chart's jobs: the SWF user, the job kind, the application (SWF
+field 14)."""
+
+KIND_COLOURS = {"rigid": "tab:blue", "moldable": "tab:green", "malleable": "tab:orange"}
+"""The colour of each job kind (``colour="kind"``)."""
+
+
 def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
                  procs: int | None = None, title: str = "",
-                 sizes: Mapping[int, Sequence[tuple[int, int]]] | None = None) -> Figure:
-    """Jobs as rectangles: x from start to end, height their processors, colour per user.
+                 sizes: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+                 colour: str = "user", applications: Sequence[int] | None = None) -> Figure:
+    """Jobs as rectangles: x from start to end, height their processors, colour per user
+    (or per kind, or per application).
 
     The core records how many processors a job held, not which: processors are drawn
     first-fit (:func:`first_fit_rectangles`: lowest free rows, releases before
@@ -377,8 +396,14 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
         window: ``(start, end)`` seconds; default :func:`default_window`.
         procs: machine processors (the y range); default the peak processors in use.
         sizes: job_id -> [(time s, processors), ...] (:func:`processor_sizes`); None for
-            a rigid replay.
+            a rigid replay.  Each resize in the window is marked on the job: a black
+            up-triangle for an expansion, a down-triangle for a shrink.
+        colour: one of :data:`GANTT_COLOURS`.
+        applications: SWF field 14 per row of ``jobs`` (``colour="application"``; None:
+            every job -1).
     """
+    if colour not in GANTT_COLOURS:
+        raise ValueError(f"colour: must be one of {', '.join(GANTT_COLOURS)}, got {colour!r}")
     if window is None:
         window = default_window(jobs)
     w0, w1 = window
@@ -390,6 +415,8 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
     kinds = (jobs["kind"].astype(str).to_numpy() if "kind" in jobs.columns
              else np.full(len(jobs), "rigid"))
     users = jobs["user"].to_numpy() if "user" in jobs.columns else np.zeros(len(jobs))
+    apps = (np.asarray(applications) if applications is not None
+            else np.full(len(jobs), -1))
     inside = np.flatnonzero((start < w1) & (end > w0) & (end > start))
     inside = inside[np.argsort(start[inside], kind="stable")][:GANTT_MAX_JOBS]
     pieces = [size_segments(int(start[j]), int(end[j]), int(alloc[j]), sizes.get(ids[j]))
@@ -410,7 +437,13 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
         a, b = (x0 - w0) / scale, (x1 - w0) / scale
         polys, colours = drawn[flexible[k]]
         polys.append([(a, y0), (b, y0), (b, y1), (a, y1)])
-        colours.append(palette[hash(int(users[inside[k]])) % len(palette)])
+        row = inside[k]
+        if colour == "kind":
+            colours.append(KIND_COLOURS.get(str(kinds[row]), "tab:grey"))
+        else:
+            key = users[row] if colour == "user" else apps[row]
+            colours.append(palette[hash(int(key)) % len(palette)])
+    marks = _resize_marks(pieces, rectangles, w0, w1)
     fig = Figure(figsize=(12, 6), layout="constrained")
     axes = fig.subplots()
     for flex in (False, True):
@@ -419,21 +452,54 @@ def gantt_figure(jobs: pd.DataFrame, window: tuple[int, int] | None = None,
             axes.add_collection(PolyCollection(
                 polys, facecolors=colours, edgecolors="black", linewidths=0.2,
                 hatch="//" if flex else None))
+    for up, marker in ((True, "^"), (False, "v")):
+        pts = [((t - w0) / scale, y) for t, y, grew in marks if grew == up]
+        if pts:
+            axes.scatter(*zip(*pts), marker=marker, s=14, color="black", zorder=3,
+                         label=f"{'expansion' if up else 'shrink'} ({len(pts):,})")
     n_flex = int(sum(flexible))
-    axes.legend(handles=[
+    marks_handles = axes.get_legend_handles_labels()[0]      # the resize marks
+    handles = [
         Patch(facecolor="lightgrey", edgecolor="black", lw=0.4,
               label=f"rigid job ({len(inside) - n_flex:,})"),
         Patch(facecolor="lightgrey", edgecolor="black", lw=0.4, hatch="//",
-              label=f"malleable/moldable job ({n_flex:,}),\nhatched; height follows\nits size over time")],
-        loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize="small", title="job kind")
+              label=f"malleable/moldable job ({n_flex:,}),\nhatched; height follows\n"
+                    f"its size over time")]
+    if colour == "kind":
+        handles += [Patch(facecolor=KIND_COLOURS.get(k, "tab:grey"), edgecolor="black",
+                          lw=0.4, label=k) for k in sorted({str(kinds[j]) for j in inside})]
+    handles += marks_handles
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0),
+                fontsize="small", title="job kind")
     axes.set_xlim(0, span / scale)
     axes.set_ylim(0, height)
     axes.set_xlabel(f"time since window start t={w0:,} s ({unit})")
     axes.set_ylabel("processors (first-fit drawing)")
     axes.set_title((title + ": " if title else "") + f"Gantt chart, {len(inside):,} jobs in "
-                   f"[{w0:,} s, {w1:,} s], colour = user")
+                   f"[{w0:,} s, {w1:,} s], colour = {colour}")
     axes.axhline(height, color="black", lw=0.8)
     return fig
+
+
+def _resize_marks(pieces: Sequence[Sequence[tuple[int, int, int]]],
+                  rectangles: Sequence[tuple[int, int, int, int, int]], w0: int, w1: int
+                  ) -> list[tuple[int, float, bool]]:
+    """``(time, y, grew)`` per size change of a job inside [w0, w1): at the middle of the
+    rows the job holds from that instant (its rectangles starting then)."""
+    starts: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for k, x0, _x1, y0, y1 in rectangles:
+        starts.setdefault((k, x0), []).append((y0, y1))
+    out = []
+    for k, segs in enumerate(pieces):
+        for (_a, _b, before), (t, _e, after) in zip(segs, segs[1:]):
+            if before == after or not w0 <= t < w1:
+                continue
+            rows = starts.get((k, t), [])
+            if rows:
+                low = min(y0 for y0, _ in rows)
+                high = max(y1 for _, y1 in rows)
+                out.append((t, (low + high) / 2.0, after > before))
+    return out
 
 
 def _runs(slots: np.ndarray) -> list[tuple[int, int]]:
@@ -492,6 +558,40 @@ def trials_figure(rows: pd.DataFrame, default: Mapping[str, Any], objective: str
     return fig
 
 
+METRICS_PANELS = (("workload_completion", "workload completion (h)", 1 / 3600.0),
+                  ("reconfigurations", "reconfigurations", 1.0),
+                  ("parallel_efficiency", "parallel efficiency", 1.0),
+                  ("utilization_useful", "utilization, useful work (%)", 100.0),
+                  ("energy_kwh", "energy (kWh)", 1.0),
+                  ("wait_mean", "mean wait (h)", 1 / 3600.0))
+"""The panels of :func:`metrics_figure`: summary key, axis title, scale."""
+
+
+def metrics_figure(summaries: Mapping[str, Mapping[str, Any]]) -> Figure:
+    """Runs side by side (one bar per run, in order) for completion time, resizes, parallel
+    efficiency, useful utilization, energy and mean wait.  A rigid run's completion is its
+    makespan and its resizes 0 (as in ``malleo compare``'s table)."""
+    names = list(summaries)
+    fig = Figure(figsize=(12, 6), layout="constrained")
+    axes = fig.subplots(2, 3).ravel()
+    colours = [_tab20()[2 * (i % 10)] for i in range(len(names))]
+    for ax, (key, label, scale) in zip(axes, METRICS_PANELS):
+        values = []
+        for name in names:
+            s = summaries[name]
+            value = s.get(key, s.get("makespan") if key == "workload_completion"
+                          else 0 if key == "reconfigurations" else None)
+            values.append(float("nan") if value is None else float(value) * scale)
+        ax.bar(range(len(names)), values, color=colours)
+        ax.set_title(label, fontsize="medium")
+        ax.set_xticks(range(len(names)), [str(i + 1) for i in range(len(names))])
+        ax.grid(axis="y", alpha=0.3)
+    fig.legend(handles=[Patch(color=c, label=f"{i + 1}: {n}")
+                        for i, (n, c) in enumerate(zip(names, colours))],
+               loc="outside lower center", ncols=min(len(names), 3), fontsize="small")
+    return fig
+
+
 def slug(name: str) -> str:
     """A file-name-safe form of a run name."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "run"
@@ -501,13 +601,18 @@ def write_replay_plots(runs: Mapping[str, pd.DataFrame], directory: str | Path,
                        procs: int | None = None, window: tuple[int, int] | None = None,
                        dpi: int = 110,
                        sizes: Mapping[str, Mapping[int, Sequence[tuple[int, int]]]] | None
-                       = None) -> list[Path]:
+                       = None, colour: str = "user",
+                       applications: Mapping[str, Sequence[int]] | None = None,
+                       summaries: Mapping[str, Mapping[str, Any]] | None = None
+                       ) -> list[Path]:
     """Write every replay plot as PNG into ``directory`` (created): ``timeline.png``,
-    ``wait_cdf.png``, ``bsld_classes.png`` and ``gantt-<run>.png`` per run.
+    ``wait_cdf.png``, ``bsld_classes.png``, ``gantt-<run>.png`` per run and, given
+    ``summaries`` of two runs or more, ``metrics.png`` (:func:`metrics_figure`).
 
     ``sizes`` maps a run name to its size history in processors (:func:`processor_sizes`)
-    so the Gantt chart draws malleable jobs' size changes; runs absent from it draw
-    every job at one size.
+    so the Gantt chart draws malleable jobs' size changes and marks each resize; runs
+    absent from it draw every job at one size.  ``colour`` and ``applications`` (run name
+    -> SWF field 14 per job) go to :func:`gantt_figure`.
 
     Returns:
         The written paths.
@@ -523,7 +628,10 @@ def write_replay_plots(runs: Mapping[str, pd.DataFrame], directory: str | Path,
         if len(jobs):
             figures.append((f"gantt-{slug(name)}.png",
                             gantt_figure(jobs, window, procs, title=name,
-                                         sizes=(sizes or {}).get(name))))
+                                         sizes=(sizes or {}).get(name), colour=colour,
+                                         applications=(applications or {}).get(name))))
+    if summaries and len(summaries) > 1:
+        figures.append(("metrics.png", metrics_figure(summaries)))
     for file_name, fig in figures:
         path = directory / file_name
         fig.savefig(path, dpi=dpi)

@@ -55,6 +55,8 @@ class ReplayResult:
     start-up and memory).  :meth:`column` reads one job column without building the table.
         dropped: reason -> number of trace jobs not replayed.
         policy: the policy replayed.
+        flexible: the workload synthesis of a malleable replay (which jobs were made
+            flexible, :class:`malleo.flexible.FlexibleJobs`), None for a rigid replay.
         meta: the trace's metadata (from ``read_swf``) or None for a table.
         procs: processors of the machine (P).
         node_procs: processors per node on a node-exclusive machine, else 0.
@@ -81,6 +83,7 @@ class ReplayResult:
     node_procs: int
     source: str
     swf_table: pd.DataFrame = field(repr=False)
+    flexible: Any = None
     size_log: pd.DataFrame | None = field(default=None, repr=False)
     expander_log: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -112,8 +115,8 @@ class ReplayResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary, dropped counts and policy as JSON-ready plain data."""
-        return _plain({**self.summary, "policy": policy_to_dict(self.policy),
-                       "policy_name": self.policy.describe()})
+        return _plain({**self.summary, "policy": policy_to_dict(self.policy, self.flexible),
+                       "policy_name": self.policy.describe(self.flexible)})
 
     def to_csv(self, path: str | Path) -> None:
         """Write :attr:`jobs` as CSV (header row, no index)."""
@@ -150,7 +153,8 @@ class ReplayResult:
         meta.max_procs = self.procs
         if self.node_procs:
             meta.max_nodes = self.procs // self.node_procs
-        write_swf(path, table, meta, source=self.source, policy=self.policy.describe(),
+        write_swf(path, table, meta, source=self.source,
+                  policy=self.policy.describe(self.flexible),
                   start=self.jobs["start"].to_numpy())
 
     def write(self, path: str | Path) -> list[Path]:

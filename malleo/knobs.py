@@ -8,8 +8,9 @@ option, ``Policy(...)``), against the core's limits (``malleo.limits``: times up
 MAX_TIME seconds, sizes up to MAX_PROCS processors; floats finite).
 
 Roles: ``scheduler`` knobs describe what the scheduler does (a live policy file's
-business); ``workload`` knobs synthesise flexible jobs from a rigid trace (the emulator
-only: which jobs become moldable or malleable and how they speed up).
+business: the top level, ``[multifactor]``, ``[malleability]``); ``workload`` knobs
+synthesise flexible jobs from a rigid trace (the ``[flexible]`` table, emulator only:
+which jobs become moldable or malleable and their size range; ``malleo.flexible``).
 
 Adding a knob: one :class:`Knob` entry here and its field in the dataclass of
 ``malleo.policy`` (and, if the core reads it, one field in ``policy_codes.CorePolicy``).
@@ -40,18 +41,20 @@ class Knob:
     """One policy knob.
 
     Attributes:
-        table: its policy-file table: ``""`` (top level), ``multifactor``, ``malleability``.
+        table: its policy-file table: ``""`` (top level), ``multifactor``, ``malleability``
+            (scheduler), ``flexible`` (workload synthesis, emulator only).
         name: its key in that table and its field in the dataclass.
         type: ``choice`` | ``int`` | ``float`` | ``bool`` | ``int list`` | ``speedup``.
         default: the value when absent.
         help: one line: what it means.
-        unit: ``seconds``, ``processors``, ``jobs`` or ``""``.
+        unit: ``seconds``, ``processors``, ``jobs``, ``watts`` or ``""``.
         low, high: inclusive range of a number (None: unbounded on that side).
         low_open: ``low`` itself is excluded.
         choices: the values of a choice.
         option: the CLI option setting it (``--bf-window``), None if none.
         metavar: the CLI option's metavar.
-        role: ``scheduler`` or ``workload``.
+        role: ``scheduler``, ``workload`` (``[flexible]``) or ``metric`` (``[power]``: how
+            a replay is measured, emulator only).
     """
 
     table: str
@@ -163,6 +166,7 @@ BACKFILLS = ("none", "easy", "conservative", "slurm")
 ESTIMATES = ("request", "actual", "predict")
 SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
+BACKFILL_ORDERS = ("queue", "sjf")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
 RECONFIG_POLICIES = ("none", "dmr", "head-unblock", "efficiency")
@@ -191,6 +195,10 @@ KNOBS: tuple[Knob, ...] = (
          "slurm backfill: how bf_resolution rounds (down: Slurm's own, exact ends, "
          "reservations held from the grid instant before)", choices=BF_ROUNDINGS,
          option="--bf-rounding"),
+    Knob("", "backfill_order", "choice", "queue",
+         "order in which backfill tries the jobs behind the head (sjf: shortest estimate "
+         "first, SJBF; the head keeps its place)", choices=BACKFILL_ORDERS,
+         option="--backfill-order"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),
@@ -212,34 +220,11 @@ KNOBS: tuple[Knob, ...] = (
     Knob("multifactor", "calc_period", "int", 300, "seconds between priority recomputations",
          _S, 1, MAX_TIME),
     # ----------------------------------------------------------------- [malleability]
-    Knob("malleability", "fraction", "float", 0.0,
-         "share of the eligible jobs made flexible (0: all rigid)", "", 0.0, 1.0,
-         option="--malleable", metavar="FRACTION", role="workload"),
-    Knob("malleability", "kind", "choice", "malleable", "what the chosen jobs become",
-         choices=("malleable", "moldable"), option="--flex-kind", role="workload"),
-    Knob("malleability", "seed", "int", 0,
-         "seed of the choice and of per-job speedup draws", "", 0, MAX_SEED,
-         option="--flex-seed", metavar="SEED", role="workload"),
-    Knob("malleability", "min_procs", "int", 1,
-         "only jobs of at least this many processors are eligible", "processors", 1,
-         MAX_PROCS, option="--flex-min-procs", metavar="K", role="workload"),
-    Knob("malleability", "queues", "int list", (),
-         "only jobs of these SWF queues are eligible (empty: any)", "", -1, MAX_SWF_NUMBER,
-         option="--flex-queue", metavar="QUEUE", role="workload"),
-    Knob("malleability", "users", "int list", (),
-         "only jobs of these SWF users are eligible (empty: any)", "", -1, MAX_SWF_NUMBER,
-         option="--flex-user", metavar="USER", role="workload"),
-    Knob("malleability", "min_factor", "float", 0.5,
-         "min size = max(1, floor(p0 x min_factor))", "", 0.0, 1.0, low_open=True,
-         option="--min-factor", metavar="X", role="workload"),
-    Knob("malleability", "max_factor", "float", 2.0,
-         "max size = min(P, ceil(p0 x max_factor))", "", 1.0, float(MAX_PROCS),
-         option="--max-factor", metavar="X", role="workload"),
     Knob("malleability", "power_of_two", "bool", False,
          "sizes chosen by the core are powers of two", option="--power-of-two/--any-size"),
     Knob("malleability", "speedup", "speedup", "amdahl:0.05",
-         "speedup model; a parameter LO~HI is drawn per job", option="--speedup",
-         metavar="MODEL", role="workload"),
+         "speedup model of a flexible job (replay: a parameter LO~HI is drawn per job from "
+         "the flexible seed; live: its midpoint)", option="--speedup", metavar="MODEL"),
     Knob("malleability", "reconfig_fixed", "float", 0.0,
          "fixed cost of a reconfiguration (no progress)", _S, 0.0, float(MAX_TIME)),
     Knob("malleability", "reconfig_per_proc", "float", 0.0,
@@ -275,6 +260,39 @@ KNOBS: tuple[Knob, ...] = (
          "a resize is taken only if the resized (expand) or started (shrink-to-start) job's "
          "expected completion gets earlier by more than this", _S, 0, MAX_TIME,
          option="--min-gain", metavar="SECONDS"),
+    # ----------------------------------------------------------------- [flexible]
+    # workload synthesis: which rigid trace jobs the emulator turns into flexible ones
+    Knob("flexible", "fraction", "float", 0.0,
+         "share of the eligible jobs made flexible (0: all rigid)", "", 0.0, 1.0,
+         option="--malleable", metavar="FRACTION", role="workload"),
+    Knob("flexible", "kind", "choice", "malleable", "what the chosen jobs become",
+         choices=("malleable", "moldable"), option="--flex-kind", role="workload"),
+    Knob("flexible", "seed", "int", 0,
+         "seed of the choice and of per-job speedup draws", "", 0, MAX_SEED,
+         option="--flex-seed", metavar="SEED", role="workload"),
+    Knob("flexible", "min_procs", "int", 1,
+         "only jobs of at least this many processors are eligible", "processors", 1,
+         MAX_PROCS, option="--flex-min-procs", metavar="K", role="workload"),
+    Knob("flexible", "queues", "int list", (),
+         "only jobs of these SWF queues are eligible (empty: any)", "", -1, MAX_SWF_NUMBER,
+         option="--flex-queue", metavar="QUEUE", role="workload"),
+    Knob("flexible", "users", "int list", (),
+         "only jobs of these SWF users are eligible (empty: any)", "", -1, MAX_SWF_NUMBER,
+         option="--flex-user", metavar="USER", role="workload"),
+    Knob("flexible", "min_factor", "float", 0.5,
+         "min size = max(1, floor(p0 x min_factor))", "", 0.0, 1.0, low_open=True,
+         option="--min-factor", metavar="X", role="workload"),
+    Knob("flexible", "max_factor", "float", 2.0,
+         "max size = min(P, ceil(p0 x max_factor))", "", 1.0, float(MAX_PROCS),
+         option="--max-factor", metavar="X", role="workload"),
+    # ----------------------------------------------------------------- [power]
+    # measurement: the power model of the energy metrics (emulator/power.py), not a policy
+    Knob("power", "idle_watts", "float", 5.0,
+         "power drawn by an idle processor", "watts", 0.0, 1e6, option="--idle-watts",
+         metavar="WATTS", role="metric"),
+    Knob("power", "busy_watts", "float", 20.0,
+         "power drawn by a processor held by a job (reconfiguring included)", "watts",
+         0.0, 1e6, option="--busy-watts", metavar="WATTS", role="metric"),
 )
 """Every knob, in policy-file order."""
 
@@ -307,7 +325,7 @@ def markdown_table(table: str) -> str:
         default = list(k.default) if isinstance(k.default, tuple) else k.default
         default = str(default).lower() if isinstance(default, bool) else default
         option = f"`{k.option}`" if k.option else ""
-        role = "*workload synthesis (emulator only)*: " if k.role == "workload" else ""
+        role = ""
         rows.append(f"| `{k.name}` | {k.toml_type} | {k.range_text().replace('|', '&#124;')}"
                     f"{unit} | `{default}` | {option} | {role}{k.help} |")
     return "\n".join(rows)
@@ -334,8 +352,9 @@ def option_table(table: str) -> str:
 
 
 def _table_of(marker: str) -> str:
-    """The generated table of a docs marker: ``top``, ``multifactor``, ``malleability``
-    (policy-file tables) or ``options:top``, ``options:malleability`` (CLI options)."""
+    """The generated table of a docs marker: ``top``, ``multifactor``, ``malleability``,
+    ``flexible`` (policy-file tables) or ``options:top``, ``options:malleability``,
+    ``options:flexible`` (CLI options)."""
     if marker.startswith("options:"):
         name = marker.split(":", 1)[1]
         return option_table("" if name == "top" else name)
@@ -365,5 +384,5 @@ if __name__ == "__main__":
         for page in ("policy-file.md", "cli.md"):
             write_docs(str(docs / page))
     else:
-        for name in ("", "multifactor", "malleability"):
+        for name in ("", "multifactor", "malleability", "flexible", "power"):
             print(f"<!-- knobs:{name or 'top'} -->\n{markdown_table(name)}\n<!-- /knobs -->\n")

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from malleo.errors import PolicyError
 
-from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
+from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES,  # noqa: E402
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           START_SIZES,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
@@ -48,6 +48,9 @@ from malleo.knobs import (BACKFILLS, BF_ROUNDINGS, ESTIMATE_SCALINGS, ESTIMATES,
 #   ends up to the grid and starts reservations on the grid at or after the earliest fit;
 #   down (Slurm 22.05's sched/backfill) keeps expected ends exact, reserves at the exact
 #   earliest fit and holds the processors from the grid instant at or before it.
+# BACKFILL_ORDERS: the order in which backfill tries the waiting jobs behind the head
+#   (easy, slurm) or plans the jobs without a reservation (conservative): queue order, or
+#   shortest estimate first with ties in queue order (SJBF; Tsafrir et al. 2007 for EASY++).
 
 
 def _check_knobs(obj: Any, table: str) -> None:
@@ -103,21 +106,15 @@ def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
 
 @dataclass(frozen=True)
 class Malleability:
-    """Which trace jobs become moldable or malleable, how they speed up, and how the core
-    resizes them (docs/malleability.md).  The default (``fraction`` 0) keeps every job
-    rigid: the replay is then exactly the rigid one.
+    """How the scheduler resizes flexible jobs (docs/malleability.md): reconfiguration
+    policy, points, costs and the speedup model.  Which jobs are flexible is not the
+    scheduler's business: a live job declares it, a replay synthesises it from a rigid
+    trace (:class:`malleo.flexible.FlexibleJobs`, the ``[flexible]`` table).
 
     Attributes:
-        fraction: share in [0, 1] of the eligible jobs made flexible, chosen by ``seed``.
-        kind: what the chosen jobs become: ``malleable`` or ``moldable``.
-        seed: seed of the choice and of per-job speedup parameters.
-        min_procs: rule: only jobs of at least this many processors are eligible.
-        queues: rule: only jobs of these SWF queues are eligible (empty: any).
-        users: rule: only jobs of these SWF users are eligible (empty: any).
-        min_factor: a flexible job's min size is max(1, floor(p0 x min_factor)).
-        max_factor: its max size is min(P, ceil(p0 x max_factor)) (>= p0).
         power_of_two: sizes chosen by the core are powers of two (p0 itself stays valid).
-        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job).
+        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job
+            in a replay from the flexible seed; the live side takes the midpoint).
         reconfig_fixed: seconds of a reconfiguration's fixed cost.
         reconfig_per_proc: seconds of cost per processor added or removed; the job makes
             no progress for ceil(fixed + per_proc x moved) seconds.
@@ -138,14 +135,6 @@ class Malleability:
             resized (started) job's expected completion gets earlier by more than this.
     """
 
-    fraction: float = 0.0
-    kind: str = "malleable"
-    seed: int = 0
-    min_procs: int = 1
-    queues: tuple[int, ...] = ()
-    users: tuple[int, ...] = ()
-    min_factor: float = 0.5
-    max_factor: float = 2.0
     power_of_two: bool = False
     speedup: str = "amdahl:0.05"
     reconfig_fixed: float = 0.0        # seconds
@@ -164,15 +153,9 @@ class Malleability:
     def __post_init__(self) -> None:
         _check_knobs(self, "malleability")
 
-    @property
-    def enabled(self) -> bool:
-        """True when some job may be flexible (fraction > 0)."""
-        return float(self.fraction) > 0.0
-
     def describe(self) -> str:
-        """A short name, e.g. ``50% malleable dmr/amdahl:0.05/in-place``."""
-        return (f"{float(self.fraction) * 100:g}% {self.kind} {self.policy}/{self.speedup}"
-                f"/{self.expand_mode}")
+        """A short name, e.g. ``dmr/amdahl:0.05/in-place``."""
+        return f"{self.policy}/{self.speedup}/{self.expand_mode}"
 
 
 @dataclass(frozen=True)
@@ -225,8 +208,13 @@ class Policy:
             multiples of this many seconds.
         bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
             :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
+        backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
+            the head in queue order, ``sjf`` shortest planning estimate first (ties in
+            queue order); the head and its reservation keep their place
+            (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
-        malleability: moldable/malleable jobs and their resizing (off by default).
+        malleability: how flexible jobs are resized (which jobs are flexible is the
+            workload's: :class:`malleo.flexible.FlexibleJobs`).
     """
 
     order: str = "fcfs"
@@ -236,6 +224,7 @@ class Policy:
     bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
     bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
     bf_rounding: str = "up"         # one of BF_ROUNDINGS
+    backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -257,15 +246,20 @@ class Policy:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def describe(self) -> str:
-        """A short human name, e.g. ``fcfs+easy`` or ``sjf+slurm(K=500)``."""
+    def describe(self, flexible: Any = None) -> str:
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates); with an
+        enabled ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and
+        its resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``."""
         name = f"{self.order}+{self.backfill}"
         if self.backfill == "slurm":
             name += f"(K={self.bf_max_job_test})"
+        if self.backfill_order == "sjf":
+            name += "+sjbf"             # shortest-job backfill first
         if self.estimate != "request":
             name += f"/{self.estimate}"
-        if self.malleability.enabled:
-            name += f"[{self.malleability.describe()}]"
+        if flexible is not None and flexible.enabled:
+            name += f"[{flexible.describe()} {self.malleability.describe()}]"
         return name
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from malleo.policy import (BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES, SPEEDUP_MODELS,
-                           START_SIZES,
+from malleo.policy import (BACKFILL_ORDERS, BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES,
+                           SPEEDUP_MODELS, START_SIZES,
                            Policy, parse_speedup)
 
 __all__ = ["CorePolicy", "compile_policy", "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES",
-           "RECONFIG_POLICY_CODES", "SPEEDUP_CODES"]
+           "RECONFIG_POLICY_CODES", "SPEEDUP_CODES", "BACKFILL_ORDER_CODES"]
 
 ORDER_CODES = {name: code for code, name in enumerate(ORDERS)}
 BACKFILL_CODES = {name: code for code, name in enumerate(BACKFILLS)}
@@ -25,6 +25,7 @@ ESTIMATE_CODES = {name: code for code, name in enumerate(ESTIMATES)}
 RECONFIG_POLICY_CODES = {name: code for code, name in enumerate(RECONFIG_POLICIES)}
 SPEEDUP_CODES = {name: code for code, name in enumerate(SPEEDUP_MODELS)}
 START_SIZE_CODES = {name: code for code, name in enumerate(START_SIZES)}
+BACKFILL_ORDER_CODES = {name: code for code, name in enumerate(BACKFILL_ORDERS)}
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class CorePolicy:
         bf_max_job_test: slurm backfill, reservations per pass (jobs).
         bf_window, bf_resolution: slurm backfill, seconds.
         is_bf_round_down: slurm backfill rounds as Slurm's own (``bf_rounding = down``).
+        backfill_order: code (``BFORDER_*`` of _types.pxd): the order backfill tries the
+            jobs behind the head in.
         weight_age, weight_size, weight_fairshare, weight_queue, weight_partition:
             multifactor weights.
         max_age, half_life, calc_period: multifactor periods, seconds.
@@ -62,6 +65,7 @@ class CorePolicy:
     bf_window: int
     bf_resolution: int
     is_bf_round_down: bool
+    backfill_order: int
     weight_age: float
     weight_size: float
     weight_fairshare: float
@@ -113,6 +117,7 @@ def compile_policy(policy: Policy) -> CorePolicy:
         bf_max_job_test=int(policy.bf_max_job_test), bf_window=int(policy.bf_window),
         bf_resolution=int(policy.bf_resolution),
         is_bf_round_down=policy.bf_rounding == "down",
+        backfill_order=BACKFILL_ORDER_CODES[policy.backfill_order],
         weight_age=float(mf.weight_age), weight_size=float(mf.weight_size),
         weight_fairshare=float(mf.weight_fairshare), weight_queue=float(mf.weight_queue),
         weight_partition=float(mf.weight_partition), max_age=int(mf.max_age),

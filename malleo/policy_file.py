@@ -19,6 +19,11 @@ Slurm agent (the reference is docs/policy-file.md)::
 Every key is optional (a missing key takes the :class:`Policy` default); an unknown key,
 a value of the wrong type or out of range raises :class:`PolicyError` with the message
 ``FILE:LINE: key: what is wrong``.  Times are integer seconds.
+
+A ``[flexible]`` table (workload synthesis: which trace jobs a replay makes flexible,
+:class:`malleo.flexible.FlexibleJobs`) is the emulator's, not the scheduler's:
+:func:`load_config` (replay, compare, tune) reads it beside the policy; :func:`load_policy`
+(the live agent, ``policy`` commands) refuses it with a clear error.
 """
 from __future__ import annotations
 
@@ -28,13 +33,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from malleo.errors import PolicyError
+from malleo.flexible import FlexibleJobs
 from malleo.knobs import table_knobs
 from malleo.policy import Malleability, Multifactor, Policy
 from malleo.input_files import read_text
 from malleo.toml_input import parse_toml
 
-__all__ = ["load_policy", "loads_policy", "dump_policy", "policy_to_dict", "TOP_KEYS",
-           "MULTIFACTOR_KEYS", "MALLEABILITY_KEYS"]
+__all__ = ["load_policy", "loads_policy", "load_config", "loads_config", "dump_policy",
+           "policy_to_dict", "TOP_KEYS", "MULTIFACTOR_KEYS", "MALLEABILITY_KEYS",
+           "FLEXIBLE_KEYS"]
 
 # key -> (TOML type, check) where check returns an error or None: derived from the one
 # schema of every knob (malleo.knobs), which also gives the CLI options and the docs.
@@ -57,6 +64,10 @@ _FACTOR_TABLES = ("queue_factors", "partition_factors")
 MALLEABILITY_KEYS: dict[str, tuple[str, _Check]] = _keys("malleability")
 """Keys of the ``[malleability]`` table (see :class:`malleo.policy.Malleability`)."""
 
+FLEXIBLE_KEYS: dict[str, tuple[str, _Check]] = _keys("flexible")
+"""Keys of the ``[flexible]`` table (see :class:`malleo.flexible.FlexibleJobs`); before
+the split they were keys of ``[malleability]``, which now names the move."""
+
 
 def _comment(key: str, table: str) -> str:
     k = table_knobs(table)[key]
@@ -68,7 +79,7 @@ def _comment(key: str, table: str) -> str:
 # --------------------------------------------------------------------------- reading
 
 def load_policy(path: str | Path) -> Policy:
-    """Read a TOML policy file.
+    """Read a TOML policy file (the scheduler's: no ``[flexible]`` table).
 
     Args:
         path: the policy file.
@@ -78,15 +89,33 @@ def load_policy(path: str | Path) -> Policy:
 
     Raises:
         PolicyError: ``FILE:LINE: key: what is wrong`` for an unreadable file, bad TOML, an
-            unknown key, a wrong type or an out-of-range value.
+            unknown key, a wrong type or an out-of-range value, or a ``[flexible]`` table.
     """
     path = Path(path)
     text = read_text(path, "policy file", PolicyError, max_bytes=1 << 20)
     return loads_policy(text, source=str(path))
 
 
+def load_config(path: str | Path) -> tuple[Policy, FlexibleJobs]:
+    """Read an emulator configuration: a policy file that may also hold a ``[flexible]``
+    table (workload synthesis).  Errors as :func:`load_policy`."""
+    path = Path(path)
+    text = read_text(path, "policy file", PolicyError, max_bytes=1 << 20)
+    return loads_config(text, source=str(path))
+
+
 def loads_policy(text: str, source: str = "<policy>") -> Policy:
-    """Parse policy TOML ``text``; ``source`` names it in error messages (``source:LINE``)."""
+    """Parse policy TOML ``text``; ``source`` names it in error messages (``source:LINE``).
+    A ``[flexible]`` table is refused (the scheduler's policy has no workload knobs)."""
+    return _loads(text, source, allow_flexible=False)[0]
+
+
+def loads_config(text: str, source: str = "<policy>") -> tuple[Policy, FlexibleJobs]:
+    """Parse an emulator configuration: the policy and its optional ``[flexible]`` table."""
+    return _loads(text, source, allow_flexible=True)
+
+
+def _loads(text: str, source: str, allow_flexible: bool) -> tuple[Policy, FlexibleJobs]:
     data = parse_toml(text, source)
     lines = _key_lines(text)
 
@@ -94,22 +123,29 @@ def loads_policy(text: str, source: str = "<policy>") -> Policy:
         return PolicyError(f"{source}:{_line_of(lines, key_path)}: {'.'.join(key_path)}: {what}")
 
     top: dict[str, Any] = {}
+    flexible = FlexibleJobs()
     for key, value in data.items():
+        if key in ("multifactor", "malleability", "flexible") and not isinstance(value, dict):
+            raise fail((key,), f"must be a table, got {_type_name(value)}")
         if key == "multifactor":
-            if not isinstance(value, dict):
-                raise fail((key,), f"must be a table, got {_type_name(value)}")
             top["multifactor"] = _read_multifactor(value, fail)
             continue
         if key == "malleability":
-            if not isinstance(value, dict):
-                raise fail((key,), f"must be a table, got {_type_name(value)}")
             top["malleability"] = _read_malleability(value, fail)
             continue
+        if key == "flexible":
+            if not allow_flexible:
+                raise fail((key,), "workload synthesis (which trace jobs a replay makes "
+                           "flexible) is not part of a scheduler policy: use this file with "
+                           "malleo replay, compare or tune, or drop the table")
+            flexible = _read_flexible(value, fail)
+            continue
         if key not in TOP_KEYS:
-            raise fail((key,), "unknown key (allowed: "
-                       + ", ".join([*TOP_KEYS, "[multifactor]", "[malleability]"]) + ")")
+            tables = ["[multifactor]", "[malleability]"] + (["[flexible]"] if allow_flexible
+                                                            else [])
+            raise fail((key,), "unknown key (allowed: " + ", ".join([*TOP_KEYS, *tables]) + ")")
         top[key] = _checked((key,), value, TOP_KEYS[key], fail)
-    return Policy(**top)
+    return Policy(**top), flexible
 
 
 def _read_multifactor(table: dict[str, Any], fail) -> Multifactor:
@@ -139,19 +175,32 @@ def _read_multifactor(table: dict[str, Any], fail) -> Multifactor:
     return Multifactor(**fields)
 
 
-def _read_malleability(table: dict[str, Any], fail) -> Malleability:
+def _read_table(name: str, keys: dict[str, tuple[str, _Check]], table: dict[str, Any],
+                fail, moved: dict[str, str] | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key, value in table.items():
-        path = ("malleability", key)
-        if key not in MALLEABILITY_KEYS:
-            raise fail(path, "unknown key (allowed: " + ", ".join(MALLEABILITY_KEYS) + ")")
-        checked = _checked(path, value, MALLEABILITY_KEYS[key], fail)
-        if MALLEABILITY_KEYS[key][0] == "number":
+        path = (name, key)
+        if moved and key in moved:
+            raise fail(path, f"moved to [{moved[key]}] {key} (workload synthesis, read by "
+                             f"the emulator only; docs/policy-file.md)")
+        if key not in keys:
+            raise fail(path, "unknown key (allowed: " + ", ".join(keys) + ")")
+        checked = _checked(path, value, keys[key], fail)
+        if keys[key][0] == "number":
             checked = float(checked)
-        elif MALLEABILITY_KEYS[key][0] == "integer array":
+        elif keys[key][0] == "integer array":
             checked = tuple(checked)
         fields[key] = checked
-    return Malleability(**fields)
+    return fields
+
+
+def _read_malleability(table: dict[str, Any], fail) -> Malleability:
+    moved = {key: "flexible" for key in FLEXIBLE_KEYS}
+    return Malleability(**_read_table("malleability", MALLEABILITY_KEYS, table, fail, moved))
+
+
+def _read_flexible(table: dict[str, Any], fail) -> FlexibleJobs:
+    return FlexibleJobs(**_read_table("flexible", FLEXIBLE_KEYS, table, fail))
 
 
 def _factor(v: float) -> str | None:
@@ -225,11 +274,15 @@ def _line_of(lines: dict[tuple[str, ...], int], path: tuple[str, ...]) -> int:
 
 # --------------------------------------------------------------------------- writing
 
-def policy_to_dict(policy: Policy) -> dict[str, Any]:
+def policy_to_dict(policy: Policy, flexible: FlexibleJobs | None = None) -> dict[str, Any]:
     """The policy as plain data (the policy file's schema; factor keys are ints).  The
-    ``malleability`` table is present only when it differs from the default (all rigid)."""
+    ``malleability`` table is present only when it differs from the default, the
+    ``flexible`` table only when ``flexible`` is given and differs from the default (all
+    rigid)."""
     mf = policy.multifactor
     extra: dict[str, Any] = {}
+    if flexible is not None and flexible != FlexibleJobs():
+        extra["flexible"] = flexible.to_dict()
     if policy.malleability != Malleability():
         extra["malleability"] = {key: (list(v) if isinstance(v, tuple) else v) for key, v in
                                  ((k, getattr(policy.malleability, k))
@@ -240,18 +293,21 @@ def policy_to_dict(policy: Policy) -> dict[str, Any]:
             **{key: getattr(mf, key) for key in MULTIFACTOR_KEYS},
             **{name: dict(sorted(dict(getattr(mf, name)).items())) for name in _FACTOR_TABLES},
         },
-        **extra,
+        **{k: extra[k] for k in ("malleability", "flexible") if k in extra},
     }
 
 
-def dump_policy(policy: Policy, *, comments: bool = False) -> str:
-    """The policy as TOML text in the policy-file schema; ``loads_policy`` reads it back equal.
+def dump_policy(policy: Policy, *, comments: bool = False,
+                flexible: FlexibleJobs | None = None) -> str:
+    """The policy as TOML text in the policy-file schema; ``loads_policy`` reads it back
+    equal (``loads_config`` with a ``flexible`` table).
 
     Args:
         policy: the policy to write; every key is written, defaults included.
         comments: add a comment line above each key saying what it means (``policy init``).
+        flexible: workload synthesis to write as a ``[flexible]`` table (when not default).
     """
-    data = policy_to_dict(policy)
+    data = policy_to_dict(policy, flexible)
     out: list[str] = []
     if comments:
         out += ["# malleo policy file (reference: docs/policy-file.md).",
@@ -283,6 +339,10 @@ def dump_policy(policy: Policy, *, comments: bool = False) -> str:
     if "malleability" in data:
         out += ["", "[malleability]"]
         for key, value in data["malleability"].items():
+            out.append(f"{key} = {_toml_value(value)}")
+    if "flexible" in data:
+        out += ["", "[flexible]"]
+        for key, value in data["flexible"].items():
             out.append(f"{key} = {_toml_value(value)}")
     return "\n".join(out) + "\n"
 

@@ -10,7 +10,8 @@ code below them implements.
 Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sjf``,
 ``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``, ``multifactor`` (docs/policies.md,
 "Multifactor priority"); backfill ``none``, ``easy``, ``conservative``, ``slurm``;
-estimates ``request``, ``actual``, ``predict``.
+estimates ``request``, ``actual``, ``predict``; backfill-candidate orders ``queue`` and
+``sjf`` (SJBF).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Sequence
 ORACLE_ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 ORACLE_BACKFILLS = ("none", "easy", "conservative", "slurm")
 ORACLE_ESTIMATES = ("request", "actual", "predict")
+ORACLE_BACKFILL_ORDERS = ("queue", "sjf")
 
 
 def oracle_simulate(
@@ -41,6 +43,7 @@ def oracle_simulate(
     queue: Sequence[int] | None = None,
     partition: Sequence[int] | None = None,
     multifactor=None,
+    backfill_order: str = "queue",
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -61,6 +64,8 @@ def oracle_simulate(
             (weights, ``max_age``, ``half_life``, ``calc_period`` in seconds,
             ``size_favor``, ``queue_factors``, ``partition_factors``); default: Slurm's
             defaults as documented (weights 1000 for age and fair share, 7 days, 300 s).
+        backfill_order: ``queue`` or ``sjf``: the order in which the jobs behind the head
+            (conservative: the jobs without a reservation) are tried.
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -72,6 +77,8 @@ def oracle_simulate(
         raise ValueError(f"oracle: unsupported backfill {backfill!r}")
     if est_mode not in ORACLE_ESTIMATES:
         raise ValueError(f"oracle: unsupported estimate {est_mode!r}")
+    if backfill_order not in ORACLE_BACKFILL_ORDERS:
+        raise ValueError(f"oracle: unsupported backfill order {backfill_order!r}")
     sim = _Oracle(
         [int(x) for x in submit], [int(x) for x in runtime], [int(x) for x in estimate],
         [int(x) for x in procs], int(total_procs), order, backfill, est_mode,
@@ -79,6 +86,7 @@ def oracle_simulate(
         int(bf_max_job_test), int(bf_window), int(bf_resolution), str(bf_rounding),
     )
     n = len(submit)
+    sim.backfill_order = backfill_order
     sim.mf = _MultifactorState(multifactor, [0] * n if queue is None else list(queue),
                                [0] * n if partition is None else list(partition))
     sim.run()
@@ -107,6 +115,7 @@ class _Oracle:
         self.bf_max_job_test, self.bf_window = bf_max_job_test, bf_window
         self.bf_resolution = bf_resolution
         self.bf_rounding = bf_rounding
+        self.backfill_order = "queue"      # or "sjf"; set by oracle_simulate
 
         self.start = [-1] * n
         self.end = [-1] * n
@@ -250,6 +259,14 @@ class _Oracle:
         self.mark_backfilled(queue)
         return started
 
+    # [semantics: Backfill, backfill-candidate order]
+    def candidates(self, jobs: list[int]) -> list[int]:
+        """``jobs`` (in queue order) in the order backfill tries them: as they are, or
+        (``sjf``) by planning estimate now, ties in queue order (a stable sort)."""
+        if self.backfill_order == "sjf":
+            return sorted(jobs, key=self.est)
+        return list(jobs)
+
     def mark_backfilled(self, queue: list[int]) -> None:
         """[semantics: What the replay records] backfilled: a job ahead of it in this
         pass's queue was left waiting."""
@@ -281,7 +298,7 @@ class _Oracle:
         extra = free_at_shadow - self.procs[head]
         if self.reservation[head] == -1:
             self.reservation[head] = shadow
-        for j in behind[1:]:
+        for j in self.candidates(behind[1:]):
             if self.procs[j] > self.free_now():
                 continue
             ends_by_shadow = t + self.est(j) <= shadow
@@ -310,7 +327,7 @@ class _Oracle:
         # queue order), then the others in queue order
         holders = sorted((j for j in behind if j in self.held),
                          key=lambda j: (self.held[j], position[j]))
-        others = [j for j in behind if j not in self.held]
+        others = self.candidates([j for j in behind if j not in self.held])
         for j in holders + others:
             hold = max(self.est(j), 1)    # [semantics: Backfill] planned jobs hold >= 1 s
             s = profile.earliest_fit(t, self.procs[j], hold)
@@ -331,7 +348,8 @@ class _Oracle:
         down = self.bf_rounding == "down"
         profile = self.running_profile(t, 1 if down else res)
         reserved = 0
-        for j in behind:
+        # the head first, then the jobs behind it in the candidate order
+        for j in behind[:1] + self.candidates(behind[1:]):
             hold = max(self.est(j), 1)            # [semantics: Backfill] planned jobs hold >= 1 s
             n = self.procs[j]
             if profile.fits(t, n, hold):          # fits now for its whole estimate

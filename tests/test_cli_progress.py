@@ -119,13 +119,16 @@ def test_a_progress_callback_can_stop_a_replay():
 
 def test_malleable_replay_reports_progress_and_schedules_the_same():
     from malleo.emulator.driver import load_workload, replay
-    from malleo.policy import Malleability, Policy
+    from malleo.flexible import FlexibleJobs
+    from malleo.policy import Policy
 
     workload = load_workload(None)
-    policy = Policy(malleability=Malleability(fraction=0.5))
+    policy, half = Policy(), FlexibleJobs(fraction=0.5)
     calls = []
-    counted = replay(workload, policy, jobs="0:2000", progress=lambda *a: calls.append(a))
-    plain = replay(workload, policy, jobs="0:2000")
+    counted = replay(workload, policy, jobs="0:2000", flexible=half,
+                     progress=lambda *a: calls.append(a))
+    plain = replay(workload, policy, jobs="0:2000", flexible=half)
+    assert "n_expand" in counted.jobs.columns              # the malleable loop ran
     assert counted.jobs.equals(plain.jobs)
     assert calls[-1][:2] == (2000, 2000)
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)

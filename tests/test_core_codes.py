@@ -28,6 +28,7 @@ def enum_values(pxd: str, prefix: str) -> dict[str, int]:
     ("_types.pxd", "ORDER", P.ORDERS),
     ("_types.pxd", "BACKFILL", P.BACKFILLS),
     ("_types.pxd", "ESTIMATE", P.ESTIMATES),
+    ("_types.pxd", "BFORDER", P.BACKFILL_ORDERS),
     ("malleable.pxd", "MPOL", P.RECONFIG_POLICIES),
     ("malleable.pxd", "SPEEDUP", P.SPEEDUP_MODELS),
     ("malleable.pxd", "KIND", P.JOB_KINDS),

@@ -109,6 +109,14 @@ POLICIES = [
                             ("multifactor", "predict")]
     for backfill in ("none", "easy", "conservative", "slurm")
 ]
+POLICIES += [
+    # SJBF (backfill_order sjf): the candidates behind the head shortest first
+    Policy(order=order, backfill=backfill, estimate=estimate, bf_max_job_test=3,
+           bf_window=900, bf_resolution=30, multifactor=MF, backfill_order="sjf")
+    for order, estimate in [("fcfs", "request"), ("fcfs", "predict"), ("wfp3", "actual"),
+                            ("multifactor", "request")]
+    for backfill in ("easy", "conservative", "slurm")
+]
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.describe())

@@ -82,6 +82,27 @@ def test_conservative_kept_profile_matches_oracle(workload, order, est_mode):
     assert_same_schedule(workload, order, "conservative", est_mode)
 
 
+@pytest.mark.parametrize("est_mode", ORACLE_ESTIMATES)
+@pytest.mark.parametrize("backfill", ["easy", "conservative", "slurm"])
+@settings(max_examples=PER_POLICY * 2, deadline=None)
+@given(workload=workloads(), order=orders, knobs=slurm_knobs)
+def test_core_matches_oracle_sjbf(backfill, est_mode, workload, order, knobs):
+    """Backfill-candidate order ``sjf`` (SJBF: the jobs behind the head, or conservative's
+    jobs without a reservation, shortest estimate first) matches the reference definition
+    for every backfill mode that has candidates (slurm with any budget, window and grid)."""
+    knobs = knobs if backfill == "slurm" else {}
+    assert_same_schedule(workload, order, backfill, est_mode, backfill_order="sjf", **knobs)
+
+
+@pytest.mark.parametrize("backfill", ["easy", "conservative", "slurm"])
+@settings(max_examples=max(EXAMPLES // 5, 10), deadline=None)
+@given(workload=workloads(max_jobs=200, max_procs=64), order=orders, est_mode=estimate_modes)
+def test_core_matches_oracle_sjbf_on_longer_queues(backfill, workload, order, est_mode):
+    """SJBF matches the reference definition on queues hundreds of jobs deep, where many
+    candidates behind the head are sorted at each pass."""
+    assert_same_schedule(workload, order, backfill, est_mode, backfill_order="sjf")
+
+
 multifactor_knobs = st.builds(
     lambda age, size, fs, max_age, half_life, period, favor: Multifactor(
         weight_age=age, weight_size=size, weight_fairshare=fs, max_age=max_age,
@@ -94,20 +115,23 @@ multifactor_knobs = st.builds(
 
 @pytest.mark.parametrize("backfill", ORACLE_BACKFILLS)
 @settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
-@given(workload=workloads(max_jobs=60), mf=multifactor_knobs, est_mode=estimate_modes)
-def test_core_matches_oracle_multifactor(backfill, workload, mf, est_mode):
+@given(workload=workloads(max_jobs=60), mf=multifactor_knobs, est_mode=estimate_modes,
+       bf_order=st.sampled_from(["queue", "sjf"]))
+def test_core_matches_oracle_multifactor(backfill, workload, mf, est_mode, bf_order):
     """Multifactor priorities (age, size, fair share with decayed usage, recalculated
     every calc_period) match the naive reference for any weights and periods: the same
-    doubles, so the same order and the same schedule."""
-    assert_same_schedule(workload, "multifactor", backfill, est_mode, multifactor=mf)
+    doubles, so the same order and the same schedule (with either backfill order)."""
+    assert_same_schedule(workload, "multifactor", backfill, est_mode, multifactor=mf,
+                         backfill_order=bf_order)
 
 
 TRACE_JOBS = 5000
 """Jobs taken from the head of each real trace."""
 
 TRACE_POLICIES = [
-    # (order, backfill, estimate, jobs): the naive oracle's conservative and slurm re-plans
-    # take about 20-30 s each on the overloaded heads of RICC and lublin_256
+    # (order, backfill, estimate, jobs[, backfill_order]): the naive oracle's conservative
+    # and slurm re-plans take about 20-30 s each on the overloaded heads of RICC and
+    # lublin_256
     ("fcfs", "none", "request", TRACE_JOBS),
     ("fcfs", "easy", "request", TRACE_JOBS),
     ("fcfs", "easy", "actual", TRACE_JOBS),
@@ -117,6 +141,9 @@ TRACE_POLICIES = [
     ("fcfs", "conservative", "request", TRACE_JOBS),
     ("fcfs", "slurm", "request", TRACE_JOBS),
     ("multifactor", "easy", "request", TRACE_JOBS),
+    ("fcfs", "easy", "request", TRACE_JOBS, "sjf"),
+    ("fcfs", "easy", "predict", TRACE_JOBS, "sjf"),
+    ("fcfs", "slurm", "request", TRACE_JOBS // 5, "sjf"),
 ]
 
 
@@ -129,9 +156,11 @@ def trace_head(request):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order, backfill, est_mode, jobs", TRACE_POLICIES,
-                         ids=["+".join(p[:3]) for p in TRACE_POLICIES])
-def test_core_matches_oracle_on_real_traces(trace_head, order, backfill, est_mode, jobs):
+@pytest.mark.parametrize("policy", TRACE_POLICIES,
+                         ids=["+".join(p[:3] + p[4:]) for p in TRACE_POLICIES])
+def test_core_matches_oracle_on_real_traces(trace_head, policy):
     """The core's schedule of the first 5,000 jobs of a real trace matches the reference
     definition."""
-    assert_same_schedule(trace_head.head(jobs), order, backfill, est_mode)
+    order, backfill, est_mode, jobs = policy[:4]
+    knobs = {"backfill_order": policy[4]} if len(policy) > 4 else {}
+    assert_same_schedule(trace_head.head(jobs), order, backfill, est_mode, **knobs)

@@ -16,13 +16,14 @@ import pytest
 
 from malleo.emulator.driver import replay
 from malleo.emulator.workload.lublin import generate_lublin
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Malleability, Multifactor, Policy
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGEN = os.environ.get("MALLEO_REGEN_GOLDEN") == "1"
 
 CASES = {
-    # name: (jobs, processors, seed, policy)
+    # name: (jobs, processors, seed, policy[, flexible jobs])
     "lublin-200x64-fcfs-easy": (200, 64, 1, Policy()),
     "lublin-200x64-sjf-conservative-predict": (
         200, 64, 2, Policy(order="sjf", backfill="conservative", estimate="predict")),
@@ -32,15 +33,16 @@ CASES = {
                            multifactor=Multifactor(weight_size=500.0, calc_period=60,
                                                    half_life=3600))),
     "lublin-150x64-malleable-dmr": (
-        150, 64, 4, Policy(malleability=Malleability(fraction=0.5, speedup="amdahl:0.1",
-                                                     reconfig_fixed=5.0))),
+        150, 64, 4, Policy(malleability=Malleability(speedup="amdahl:0.1", reconfig_fixed=5.0)),
+        FlexibleJobs(fraction=0.5)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_golden_replay(name):
-    jobs, procs, seed, policy = CASES[name]
-    result = replay(generate_lublin(jobs, procs, seed=seed), policy, procs=procs)
+    jobs, procs, seed, policy, *flexible = CASES[name]
+    result = replay(generate_lublin(jobs, procs, seed=seed), policy, procs=procs,
+                    flexible=flexible[0] if flexible else None)
     buffer = io.StringIO()
     result.jobs.to_csv(buffer, index=False, lineterminator="\n")
     text = buffer.getvalue()

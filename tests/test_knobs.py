@@ -9,11 +9,14 @@ import pytest
 
 from malleo import knobs
 from malleo.emulator.cli._options import MALLEABILITY_OPTION_KEYS, POLICY_KEYS
+from malleo.emulator.power import PowerModel
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Malleability, Multifactor, Policy
-from malleo.policy_file import MALLEABILITY_KEYS, MULTIFACTOR_KEYS, TOP_KEYS
+from malleo.policy_file import FLEXIBLE_KEYS, MALLEABILITY_KEYS, MULTIFACTOR_KEYS, TOP_KEYS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CLASSES = {"": Policy, "multifactor": Multifactor, "malleability": Malleability}
+CLASSES = {"": Policy, "multifactor": Multifactor, "malleability": Malleability,
+           "flexible": FlexibleJobs, "power": PowerModel}
 
 
 @pytest.mark.parametrize("table", list(CLASSES))
@@ -31,12 +34,20 @@ def test_policy_file_keys_derive_from_the_schema():
     assert list(TOP_KEYS) == list(knobs.table_knobs(""))
     assert list(MULTIFACTOR_KEYS) == list(knobs.table_knobs("multifactor"))
     assert list(MALLEABILITY_KEYS) == list(knobs.table_knobs("malleability"))
+    assert list(FLEXIBLE_KEYS) == list(knobs.table_knobs("flexible"))
+
+
+def test_scheduler_and_workload_knobs_are_split():
+    """Issue 13: the scheduler's tables hold no workload-synthesis knob, and the
+    [flexible] table holds nothing else."""
+    for k in knobs.KNOBS:
+        assert (k.role == "workload") == (k.table == "flexible"), k.key
 
 
 def test_cli_options_derive_from_the_schema():
     assert POLICY_KEYS == tuple(n for n, k in knobs.table_knobs("").items() if k.option)
-    with_option = [knobs.option_dest(k) for k in knobs.table_knobs("malleability").values()
-                   if k.option]
+    with_option = [knobs.option_dest(k) for table in ("malleability", "flexible")
+                   for k in knobs.table_knobs(table).values() if k.option]
     assert set(with_option) <= set(MALLEABILITY_OPTION_KEYS)
 
 
@@ -46,8 +57,8 @@ def test_defaults_pass_their_own_checks():
 
 
 @pytest.mark.parametrize("path, tables", [
-    ("policy-file.md", {"top", "multifactor", "malleability"}),
-    ("cli.md", {"options:top", "options:malleability"}),
+    ("policy-file.md", {"top", "multifactor", "malleability", "flexible"}),
+    ("cli.md", {"options:top", "options:malleability", "options:flexible", "options:power"}),
 ])
 def test_docs_tables_are_generated_from_the_schema(path, tables):
     text = (DOCS / path).read_text()

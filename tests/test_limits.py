@@ -10,6 +10,7 @@ from malleo._core import plan, simulate
 from malleo._core.malleable_loop import simulate_malleable
 from malleo.errors import PolicyError
 from malleo.limits import MAX_PROCS, MAX_TIME
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Malleability, Policy
 
 BIG = "99999999999999999999"
@@ -48,8 +49,8 @@ def test_compare_refuses_a_huge_slurm_k_by_name(malleo_cli):
 
 @pytest.mark.parametrize("text, key", [
     ("bf_window = 99999999999999\n", "bf_window"),
-    ("[malleability]\nmax_factor = inf\n", "malleability.max_factor"),
-    ("[malleability]\nseed = -1\n", "malleability.seed"),
+    ("[flexible]\nmax_factor = inf\n", "flexible.max_factor"),
+    ("[flexible]\nseed = -1\n", "flexible.seed"),
 ])
 def test_policy_show_refuses_what_replay_could_not_run(malleo_cli, tmp_path, text, key):
     path = tmp_path / "p.toml"
@@ -69,6 +70,13 @@ def test_policy_refuses_beyond_the_limits(changes):
 
 @pytest.mark.parametrize("changes", [
     dict(max_factor=float("inf")), dict(max_factor=1e308), dict(seed=-1),
+])
+def test_flexible_jobs_refuse_beyond_the_limits(changes):
+    with pytest.raises(PolicyError):
+        FlexibleJobs(**changes)
+
+
+@pytest.mark.parametrize("changes", [
     dict(reconfig_fixed=float("nan")), dict(min_interval=MAX_TIME + 1),
     dict(speedup="amdahl:nan"),
 ])
@@ -107,7 +115,7 @@ def test_simulate_refuses_a_machine_beyond_max_procs():
 def test_simulate_malleable_refuses_nan_speedups():
     with pytest.raises(ValueError, match="speedup_a"):
         simulate_malleable([0], [10], [10], [2], [0], [0], [0], 4,
-                           Policy(malleability=Malleability(fraction=1.0)),
+                           Policy(),
                            [2], [1], [4], [np.nan], [0.0])
 
 

@@ -21,7 +21,7 @@ from malleo.plugin.agent.live_plan import DECISION_OWNERS, LivePlanner
 from malleo.plugin.agent.loop import Agent
 from malleo.plugin.agent.state import plan_inputs, read_snapshot
 from malleo.plugin.backends.model import Job
-from malleo.plugin.malleable.spec import Malleability
+from malleo.plugin.malleable.spec import DeclaredMalleability
 from malleo.plugin.reconfig.decide import decide, malleable_columns
 from scripted_slurm import ScriptedSlurm
 
@@ -138,7 +138,7 @@ def test_agent_status_endpoint_and_plan_agree(agent_after_two_cycles, monkeypatc
     # 3. the endpoint's decision with the agent's planner against plan() with the same
     #    malleable columns and memory: RESIZED shrinks so the first waiting job (Y, 6 nodes,
     #    2 idle) starts: by 4 nodes.
-    bounds = Malleability(min_nodes=1, max_nodes=8, period=10)
+    bounds = DeclaredMalleability(min_nodes=1, max_nodes=8, period=10)
     answer = decide(slurm, RESIZED, bounds, 8, agent.policy, planner=agent.planner)
 
     def marked(inp):

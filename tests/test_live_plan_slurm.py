@@ -12,7 +12,7 @@ from malleo._core import plan
 from malleo.emulator.cli import cli
 from malleo.plugin.agent.loop import Agent
 from malleo.plugin.agent.state import plan_inputs, read_snapshot
-from malleo.plugin.malleable.spec import Malleability
+from malleo.plugin.malleable.spec import DeclaredMalleability
 from malleo.plugin.reconfig.decide import decide, malleable_columns
 
 pytestmark = pytest.mark.slurm
@@ -69,7 +69,7 @@ def test_agent_status_and_endpoint_agree_on_the_live_queue(slurm_cluster, slurm_
 
     # the endpoint's decision for the blocker as a malleable job, with the agent's planner,
     # equals plan() on the same columns and memory
-    bounds = Malleability(min_nodes=1, max_nodes=nodes, period=10)
+    bounds = DeclaredMalleability(min_nodes=1, max_nodes=nodes, period=10)
     size = nodes - 4
     answer = decide(backend, blocker, bounds, size, agent.policy, planner=agent.planner)
     memory = agent.planner.memory

@@ -1,5 +1,6 @@
-"""Malleability options: the Malleability value object, its policy-file table, the CLI
-options, the trace-to-flexible conversion and the malleable replay result."""
+"""Malleability options: the Malleability (scheduler) and FlexibleJobs (workload synthesis)
+value objects, their policy-file tables, the CLI options, the trace-to-flexible conversion
+and the malleable replay result."""
 import json
 
 import numpy as np
@@ -10,17 +11,26 @@ from malleo.emulator.cli import cli
 from malleo.emulator.driver import replay
 from malleo.emulator.flex import flexible_jobs
 from malleo.errors import PolicyError
+from malleo.flexible import FlexibleJobs
 from malleo.policy import Malleability, Policy, parse_speedup
-from malleo.policy_file import dump_policy, loads_policy
+from malleo.policy_file import dump_policy, loads_config, loads_policy
+
+
+HALF = FlexibleJobs(fraction=0.5)
 
 
 def test_defaults_are_rigid_and_validated():
-    assert not Malleability().enabled
+    assert not FlexibleJobs().enabled
     assert Policy().describe() == "fcfs+easy"
+    assert Policy().describe(FlexibleJobs()) == "fcfs+easy"
+    assert Policy().describe(FlexibleJobs(fraction=0.5)) == \
+        "fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]"
     with pytest.raises(PolicyError, match="fraction"):
-        Malleability(fraction=1.5)
+        FlexibleJobs(fraction=1.5)
     with pytest.raises(PolicyError, match="max_factor"):
-        Malleability(max_factor=0.5)
+        FlexibleJobs(max_factor=0.5)
+    with pytest.raises(TypeError):      # workload synthesis is not the scheduler's
+        Malleability(fraction=0.5)
     with pytest.raises(PolicyError, match="policy"):
         Malleability(policy="grow")
     with pytest.raises(PolicyError, match="F must be in"):
@@ -38,15 +48,23 @@ def test_parse_speedup_ranges():
 
 
 def test_policy_file_round_trip_and_line_errors():
-    pol = Policy(malleability=Malleability(fraction=0.25, queues=(1, 3), power_of_two=True,
-                                           speedup="downey:8~64,0.5", policy="head-unblock"))
+    pol = Policy(malleability=Malleability(power_of_two=True, speedup="downey:8~64,0.5",
+                                           policy="head-unblock"))
+    flex = FlexibleJobs(fraction=0.25, queues=(1, 3))
     assert loads_policy(dump_policy(pol)) == pol
+    assert loads_config(dump_policy(pol, flexible=flex)) == (pol, flex)
+    assert loads_config(dump_policy(pol)) == (pol, FlexibleJobs())
     assert "[malleability]" not in dump_policy(Policy())
-    text = 'order = "fcfs"\n[malleability]\nfraction = 0.5\nmin_interval = -3\n'
+    assert "[flexible]" not in dump_policy(pol, flexible=FlexibleJobs())
+    text = 'order = "fcfs"\n[malleability]\npolicy = "dmr"\nmin_interval = -3\n'
     with pytest.raises(PolicyError, match=r"^p.toml:4: malleability.min_interval: must be in 0\.\."):
         loads_policy(text, "p.toml")
     with pytest.raises(PolicyError, match=r"^p.toml:3: malleability.colour: unknown key"):
-        loads_policy("[malleability]\nfraction = 0.5\ncolour = 1\n", "p.toml")
+        loads_policy("[malleability]\npolicy = \"dmr\"\ncolour = 1\n", "p.toml")
+    with pytest.raises(PolicyError, match=r"^p.toml:3: flexible.seed: must be in 0\.\."):
+        loads_config("[flexible]\nfraction = 0.5\nseed = -1\n", "p.toml")
+    with pytest.raises(PolicyError, match=r"^p.toml:2: flexible.policy: unknown key"):
+        loads_config("[flexible]\npolicy = \"dmr\"\n", "p.toml")
     with pytest.raises(PolicyError, match=r"^p.toml:2: malleability.power_of_two: must be a "
                                           r"boolean"):
         loads_policy("[malleability]\npower_of_two = 1\n", "p.toml")
@@ -56,10 +74,11 @@ def test_flexible_jobs_rules_and_reproducibility():
     p0 = np.array([1, 2, 4, 8, 16, 32, 64, 3] * 50)
     queue = np.arange(p0.size) % 3
     user = np.arange(p0.size) % 5
-    mal = Malleability(fraction=0.5, min_procs=4, queues=(0, 2), min_factor=0.5,
-                       max_factor=2.0, speedup="amdahl:0.01~0.1", seed=7)
-    a = flexible_jobs(p0, queue, user, 64, mal)
-    b = flexible_jobs(p0, queue, user, 64, mal)
+    flex = FlexibleJobs(fraction=0.5, min_procs=4, queues=(0, 2), min_factor=0.5,
+                        max_factor=2.0, seed=7)
+    mal = Malleability(speedup="amdahl:0.01~0.1")
+    a = flexible_jobs(p0, queue, user, 64, flex, mal)
+    b = flexible_jobs(p0, queue, user, 64, flex, mal)
     for key in a:
         assert a[key].tolist() == b[key].tolist()
     flex = a["kind"] == 2
@@ -69,15 +88,15 @@ def test_flexible_jobs_rules_and_reproducibility():
     assert (a["max_procs"] <= 64).all()
     assert (a["min_procs"][~flex] == p0[~flex]).all()
     assert ((a["speedup_a"] >= 0.01) & (a["speedup_a"] <= 0.1)).all()
-    c = flexible_jobs(p0, queue, user, 64, Malleability(fraction=0.5, seed=8))
+    c = flexible_jobs(p0, queue, user, 64, FlexibleJobs(fraction=0.5, seed=8))
     assert c["kind"].tolist() != flexible_jobs(p0, queue, user, 64,
-                                               Malleability(fraction=0.5, seed=7))["kind"].tolist()
+                                               FlexibleJobs(fraction=0.5, seed=7))["kind"].tolist()
 
 
 def test_malleable_replay_result():
-    pol = Policy(malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+    pol = Policy(malleability=Malleability(speedup="amdahl:0.05",
                                            reconfig_fixed=10, reconfig_per_proc=0.5))
-    res = replay(None, pol, jobs="0:1500")
+    res = replay(None, pol, jobs="0:1500", flexible=HALF)
     j = res.jobs
     assert set(j["kind"]) == {"rigid", "malleable"}
     assert (j.loc[j["kind"] == "rigid", "n_expand"] == 0).all()
@@ -97,10 +116,10 @@ def test_malleable_replay_result():
 def test_slurm_mode_replay_reports_its_expanders():
     """In slurm expand mode every expansion is a merged expander: the result's expander
     log agrees with the job columns, the size log and the summary counts."""
-    pol = Policy(malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+    pol = Policy(malleability=Malleability(speedup="amdahl:0.05",
                                            reconfig_fixed=10, reconfig_per_proc=0.5,
                                            expand_mode="slurm"))
-    res = replay(None, pol, jobs="0:1500")
+    res = replay(None, pol, jobs="0:1500", flexible=HALF)
     log, s, j = res.expander_log, res.summary, res.jobs
     assert list(log.columns) == ["job_id", "time", "event", "procs", "estimate"]
     assert s["expanders_merged"] == int(j["n_expand"].sum()) > 0
@@ -119,15 +138,14 @@ def test_slurm_mode_replay_reports_its_expanders():
     assert (cancels["time"].to_numpy() == ends.loc[cancels["job_id"]].to_numpy()).all()
     assert 0 <= s["expander_wait_mean"] <= s["expander_wait_max"]
     in_place = replay(None, Policy(malleability=Malleability(
-        fraction=0.5, speedup="amdahl:0.05", reconfig_fixed=10, reconfig_per_proc=0.5)),
-        jobs="0:1500")
+        speedup="amdahl:0.05", reconfig_fixed=10, reconfig_per_proc=0.5)),
+        jobs="0:1500", flexible=HALF)
     assert in_place.expander_log.empty and "expanders_requested" not in in_place.summary
 
 
 def test_moldable_replay_starts_some_jobs_at_other_sizes():
-    pol = Policy(malleability=Malleability(fraction=0.5, kind="moldable", moldable_start=True,
-                                           policy="none"))
-    res = replay(None, pol, jobs="0:1500")
+    pol = Policy(malleability=Malleability(moldable_start=True, policy="none"))
+    res = replay(None, pol, jobs="0:1500", flexible=FlexibleJobs(fraction=0.5, kind="moldable"))
     j = res.jobs
     assert set(j["kind"]) == {"rigid", "moldable"}
     first = res.size_log.groupby("job_id")["size"].first()
@@ -139,11 +157,12 @@ def test_moldable_replay_starts_some_jobs_at_other_sizes():
 
 
 def test_slurm_expand_mode_replays_and_says_so():
-    base = dict(fraction=0.5, speedup="amdahl:0.05", policy="dmr", reconfig_fixed=10,
+    base = dict(speedup="amdahl:0.05", policy="dmr", reconfig_fixed=10,
                 reconfig_per_proc=0.5)
-    inplace = replay(None, Policy(malleability=Malleability(**base)), jobs="0:1500")
+    inplace = replay(None, Policy(malleability=Malleability(**base)), jobs="0:1500",
+                     flexible=HALF)
     slurm = replay(None, Policy(malleability=Malleability(**base, expand_mode="slurm")),
-                   jobs="0:1500")
+                   jobs="0:1500", flexible=HALF)
     assert inplace.summary["expand_mode"] == "in-place"
     assert slurm.summary["expand_mode"] == "slurm"
     j = slurm.jobs
@@ -181,3 +200,44 @@ def test_cli_replay_and_compare_take_the_options():
                               "head-unblock"])
     assert cmp.exit_code == 0, cmp.output
     assert json.loads(cmp.output)[0]["reconfig_policy"] == "head-unblock"
+
+
+def test_cli_options_keep_their_names_and_fill_the_right_table(tmp_path):
+    """The workload options (--malleable, --flex-*, --min/max-factor) set [flexible], the
+    others [malleability]; a --config file's [flexible] table is read by replay and the
+    options override it; a live policy file with [flexible] is refused with its line."""
+    runner = MalleoRunner()
+    out = runner.invoke(cli, ["replay", "--jobs", "0:300", "-q", "--json", "--malleable",
+                              "0.5", "--flex-seed", "3", "--max-factor", "4",
+                              "--reconfig-policy", "head-unblock"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)["policy"]
+    assert data["flexible"] == {**FlexibleJobs().to_dict(), "fraction": 0.5, "seed": 3,
+                                "max_factor": 4.0}
+    assert data["malleability"]["policy"] == "head-unblock"
+    assert "fraction" not in data["malleability"]
+    cfg = tmp_path / "emu.toml"
+    cfg.write_text('[malleability]\npolicy = "dmr"\n\n[flexible]\nfraction = 0.25\n'
+                   'seed = 9\n')
+    out = runner.invoke(cli, ["replay", "--jobs", "0:300", "-q", "--json", "--config",
+                              str(cfg), "--flex-seed", "4"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    flex = json.loads(out.output)["policy"]["flexible"]
+    assert flex["fraction"] == 0.25 and flex["seed"] == 4
+    shown = runner.invoke(cli, ["policy", "show", str(cfg)], catch_exceptions=False)
+    assert shown.exit_code == 0 and "[flexible]" in shown.output
+    old = tmp_path / "old.toml"
+    old.write_text('[malleability]\nfraction = 0.5\n')
+    bad = runner.invoke(cli, ["replay", "--jobs", "0:10", "-q", "--config", str(old)],
+                        catch_exceptions=False)
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert f"{old}:2: malleability.fraction: moved to [flexible] fraction" in bad.output
+
+
+def test_live_agent_policy_refuses_workload_synthesis(tmp_path):
+    from malleo.policy_file import load_policy
+
+    path = tmp_path / "site.toml"
+    path.write_text('backfill = "easy"\n[flexible]\nfraction = 0.5\n')
+    with pytest.raises(PolicyError, match=rf"^{path}:2: flexible: workload synthesis"):
+        load_policy(path)

@@ -70,7 +70,7 @@ def test_start_size_option_and_policy_file_key(tmp_path):
     assert held(out) == [2]
     policy = tmp_path / "p.toml"
     policy.write_text("[malleability]\nstart_size = \"preferred\"\n"
-                      "efficiency_threshold = 0.9\nmax_factor = 2.0\n")
+                      "efficiency_threshold = 0.9\n[flexible]\nmax_factor = 2.0\n")
     out = tmp_path / "pref.csv"
     result = invoke(*base, "--config", policy, "--out", out)
     assert result.exit_code == 0, result.output

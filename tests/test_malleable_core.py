@@ -21,7 +21,7 @@ def run(jobs, total, mal=None, **policy):
     rows = [tuple(j) + (0.0,) * (9 - len(j)) for j in jobs]
     c = list(zip(*rows))
     n = len(rows)
-    pol = Policy(malleability=mal or Malleability(fraction=1.0), **policy)
+    pol = Policy(malleability=mal or Malleability(), **policy)
     return simulate_malleable(np.array(c[0]), np.array(c[1]), np.array(c[2]), np.array(c[3]),
                               np.zeros(n), np.zeros(n), np.zeros(n), total, pol,
                               np.array(c[4]), np.array(c[5]), np.array(c[6]),
@@ -74,7 +74,7 @@ def test_all_rigid_equals_simulate(backfill, order, estimate):
                                       "queue", "partition")]
     n = len(t)
     pol = Policy(order=order, backfill=backfill, estimate=estimate,
-                 malleability=Malleability(fraction=1.0))
+                 malleability=Malleability())
     want = simulate(*cols, 256, pol)
     p = cols[3].astype(np.int32)
     got = simulate_malleable(*cols, 256, pol, np.zeros(n, np.uint8), p, p, np.zeros(n),
@@ -102,7 +102,7 @@ def test_fairshare_usage_is_charged_at_the_size_held(expand_mode):
     lo = np.where(kind == MALLEABLE, np.maximum(p // 2, 1), p).astype(np.int32)
     hi = np.where(kind == MALLEABLE, np.minimum(p * 2, 256), p).astype(np.int32)
     pol = Policy(order="multifactor", multifactor=Multifactor(half_life=10**15, calc_period=600),
-                 malleability=Malleability(fraction=0.5, speedup="amdahl:0.05",
+                 malleability=Malleability(speedup="amdahl:0.05",
                                            reconfig_fixed=5, expand_mode=expand_mode))
     res = simulate_malleable(*cols, 256, pol, kind, lo, hi, np.full(n, 0.05), np.zeros(n))
     assert (res["n_expand"] + res["n_shrink"]).sum() > 100
@@ -113,7 +113,7 @@ def test_fairshare_usage_is_charged_at_the_size_held(expand_mode):
 
 @pytest.mark.parametrize("r, p0, total", [(1000, 4, 64), (999, 3, 10), (7, 1, 5), (3600, 8, 8)])
 def test_linear_alone_runs_r_p0_over_p(r, p0, total):
-    mal = Malleability(fraction=1.0, speedup="linear")
+    mal = Malleability(speedup="linear")
     res = run([(5, r, 2 * r, p0, MALLEABLE, 1, total)], total, mal)
     assert res["start"].tolist() == [5]
     assert res["end"].tolist() == [5 + math.ceil(r * p0 / total)]
@@ -122,7 +122,7 @@ def test_linear_alone_runs_r_p0_over_p(r, p0, total):
 
 @pytest.mark.parametrize("f, p0, total", [(0.05, 4, 64), (0.3, 2, 16), (0.0, 1, 4)])
 def test_amdahl_fixed_size_and_expansion_match_the_formula(f, p0, total):
-    mal = Malleability(fraction=1.0, speedup=f"amdahl:{f}")
+    mal = Malleability(speedup=f"amdahl:{f}")
     fixed = run([(0, 500, 500, p0, MALLEABLE, p0, p0, f)], total, mal)
     assert fixed["end"].tolist() == [500]
     grown = run([(0, 500, 500, p0, MALLEABLE, 1, total, f)], total, mal)
@@ -132,7 +132,7 @@ def test_amdahl_fixed_size_and_expansion_match_the_formula(f, p0, total):
 
 
 def test_reconfiguration_cost_delays_completion():
-    mal = Malleability(fraction=1.0, speedup="linear", reconfig_fixed=10, reconfig_per_proc=0.5)
+    mal = Malleability(speedup="linear", reconfig_fixed=10, reconfig_per_proc=0.5)
     res = run([(0, 800, 800, 2, MALLEABLE, 1, 8)], 8, mal)
     # expand 2 -> 8 at 0: cost ceil(10 + 0.5 x 6) = 13 s, then 1600 / 8 = 200 s
     assert res["end"].tolist() == [213]
@@ -141,7 +141,7 @@ def test_reconfiguration_cost_delays_completion():
 
 
 def test_dmr_shrinks_to_start_the_waiting_job():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    mal = Malleability(speedup="linear", policy="dmr")
     res = run([(0, 100, 100, 4, MALLEABLE, 2, 8), (10, 50, 50, 4, RIGID, 4, 4)], 8, mal)
     # A (work 400) grows to 8 at 0 (80 done by 10), shrinks to 4 at 10 for B (200 more
     # by 60), grows back to 8 when B ends: 120 left at rate 8 -> 15 s
@@ -152,7 +152,7 @@ def test_dmr_shrinks_to_start_the_waiting_job():
 
 
 def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", estimate_scaling="fixed")
+    mal = Malleability(speedup="linear", policy="dmr", estimate_scaling="fixed")
     # at 5: A holds 8 of 8; B (8 procs) cannot start by shrinking A (min 4), C (2) can,
     # and (A's expected end fixed at 100, C's at 15) B still starts at its shadow time 100
     res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (5, 10, 10, 8, RIGID, 8, 8),
@@ -167,7 +167,7 @@ def test_dmr_picks_the_smallest_shrink_for_the_first_startable_job():
 def test_no_shrink_delays_the_head_issue_11_c4(backfill, policy, start_size):
     """Issue 11 defect 1: shrinking A (scaled estimate: its expected end moves from 100 to
     130) to start C (2 processors for 1000 s) would push the head B from 100 to 1001."""
-    mal = Malleability(fraction=1.0, speedup="linear", policy=policy, start_size=start_size)
+    mal = Malleability(speedup="linear", policy=policy, start_size=start_size)
     res = run([(0, 100, 100, 8, MALLEABLE, 4, 8), (10, 100, 100, 8, RIGID, 8, 8),
                (11, 1000, 1000, 2, RIGID, 2, 2)], 8, mal, backfill=backfill,
               bf_resolution=1)
@@ -181,15 +181,15 @@ def test_no_shrink_delays_the_head_issue_11_c4(backfill, policy, start_size):
 def test_expansion_that_does_not_pay_is_not_taken_issue_11_c2():
     """Issue 11 defect 2: Amdahl f 0.5, 4 -> 8 processors at a cost of 20 s would end at
     20 + 160 / 1.78 = 110 s instead of 100 s: no expansion."""
-    mal = Malleability(fraction=1.0, speedup="amdahl:0.5", reconfig_fixed=20)
+    mal = Malleability(speedup="amdahl:0.5", reconfig_fixed=20)
     res = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8, mal)
     assert res["end"].tolist() == [100] and res["n_expand"].tolist() == [0]
     # without the cost it pays (90 s): taken; a 15 s minimum gain refuses it
     free = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8,
-               Malleability(fraction=1.0, speedup="amdahl:0.5"))
+               Malleability(speedup="amdahl:0.5"))
     assert free["end"].tolist() == [90]
     gain = run([(0, 100, 100, 4, MALLEABLE, 4, 8, 0.5)], 8,
-               Malleability(fraction=1.0, speedup="amdahl:0.5", min_gain=15))
+               Malleability(speedup="amdahl:0.5", min_gain=15))
     assert gain["end"].tolist() == [100]
 
 
@@ -198,7 +198,7 @@ def test_start_size_rules():
     largest size with efficiency >= the threshold (Amdahl 0.05: S(p)/p >= 0.8 up to
     p = 6); fit: the largest size >= min free now."""
     rows = [(0, 1000, 1000, 5, RIGID, 5, 5), (0, 100, 100, 8, MALLEABLE, 2, 8, 0.05)]
-    mal = dict(fraction=1.0, speedup="amdahl:0.05", policy="none")
+    mal = dict(speedup="amdahl:0.05", policy="none")
     full = run(rows, 8, Malleability(**mal))
     assert full["start"].tolist() == [0, 1000]
     low = run(rows, 8, Malleability(start_size="min", **mal))
@@ -216,7 +216,7 @@ def test_start_size_rules():
 def test_efficiency_policy_grows_to_preferred_while_jobs_wait():
     """efficiency: A (Amdahl 0.05, preferred 6) starts at 2 (start size min) and grows to
     6, not 8, while B waits; when the queue is empty it may grow to its max."""
-    mal = Malleability(fraction=1.0, speedup="amdahl:0.05", policy="efficiency",
+    mal = Malleability(speedup="amdahl:0.05", policy="efficiency",
                        start_size="min")
     res = run([(0, 1000, 1000, 8, MALLEABLE, 2, 8, 0.05)], 8, mal)
     assert sizes(res, 0)[:2] == [(0, 2), (0, 8)]
@@ -226,7 +226,7 @@ def test_efficiency_policy_grows_to_preferred_while_jobs_wait():
 
 
 def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr")
+    mal = Malleability(speedup="linear", policy="dmr")
     # R holds 6, A 1; B (3) heads the queue, C (1) waits behind it under strict order:
     # the free processor is one C could use, so A (min 1) neither shrinks nor expands.
     res = run([(0, 1000, 1000, 6, RIGID, 6, 6), (0, 100, 100, 1, MALLEABLE, 1, 8),
@@ -237,7 +237,7 @@ def test_dmr_does_not_expand_into_processors_a_waiting_job_could_use():
 
 
 def test_head_unblock_shrinks_lowest_priority_first():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="head-unblock")
+    mal = Malleability(speedup="linear", policy="head-unblock")
     # A (submitted first) and B hold 4 each; H needs 3: B (lower priority) gives 3
     res = run([(0, 100, 100, 4, MALLEABLE, 1, 4), (1, 100, 100, 4, MALLEABLE, 1, 4),
                (2, 10, 10, 3, RIGID, 3, 3)], 8, mal)
@@ -247,7 +247,7 @@ def test_head_unblock_shrinks_lowest_priority_first():
 
 
 def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    mal = Malleability(speedup="linear", policy="dmr", expand_mode="slurm")
     # 8 processors: F (2, 200 s), A (malleable 2 in [2, 4], 100 s), G (2, 50 s) and
     # R (2, 20 s) start at 0; H (4) arrives at 1 and waits (EASY shadow: G's end, 50).
     # At 20 R ends: 2 free that H cannot use, so dmr asks an expander for A: 2
@@ -267,7 +267,7 @@ def test_slurm_mode_expander_waits_for_backfill_and_merges_when_it_starts():
                     res["exp_est"].tolist())) == [(0, 1, 20, 2, 80), (1, 1, 60, 2, 80)]
     # in-place, the same rule: growing at 20 would make A's expected end 60, past H's
     # shadow time 50, on processors H needs (issue 11): A grows only at 60, ends at 80
-    inplace = run(rows, 8, Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    inplace = run(rows, 8, Malleability(speedup="linear", policy="dmr"))
     assert sizes(inplace, 1) == [(0, 2), (60, 4)]
     assert inplace["end"][1] == 80 and len(inplace["exp_event"]) == 0
 
@@ -277,7 +277,7 @@ def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
     cannot start), at 60 it starts the queued expander row, which merges into A."""
     from malleo._core import plan
 
-    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+    pol = Policy(malleability=Malleability(speedup="linear", policy="dmr",
                                            expand_mode="slurm", estimate_scaling="fixed"))
     running = {"procs": [2, 2, 2], "start": [0, 0, 0], "est": [200, 100, 50],
                "request": [200, 100, 50], "kind": [RIGID, MALLEABLE, RIGID],
@@ -296,7 +296,7 @@ def test_plan_requests_and_merges_the_expander_of_the_hand_computed_case():
 
 
 def test_slurm_mode_expander_is_cancelled_when_its_job_ends_first():
-    mal = Malleability(fraction=1.0, speedup="linear", policy="dmr", expand_mode="slurm")
+    mal = Malleability(speedup="linear", policy="dmr", expand_mode="slurm")
     # as above, but A runs 60 s: its expander (2, estimate 40 s, would end at 60 > 50)
     # waits; H runs 50..60; at 60 A ends before the pass, so the expander is cancelled
     rows = [(0, 200, 200, 2, RIGID, 2, 2), (0, 60, 60, 2, MALLEABLE, 2, 4),
@@ -310,7 +310,7 @@ def test_slurm_mode_expander_is_cancelled_when_its_job_ends_first():
 
 
 def test_min_interval_and_checkin_points():
-    mal = Malleability(fraction=1.0, speedup="linear", min_interval=30, points="checkin",
+    mal = Malleability(speedup="linear", min_interval=30, points="checkin",
                        checkin_period=20)
     jobs = [(0, 200, 200, 4, MALLEABLE, 2, 8)] + [(t, 5, 5, 4, RIGID, 4, 4)
                                                   for t in (1, 21, 45, 70)]
@@ -347,7 +347,7 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
         if model.startswith("downey") else 0.0
     b = float(model.split(",")[1]) if model.startswith("downey") else 0.0
     rows = [r + (a, b) for r in rows]
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, reconfig_fixed=cost[0],
+    mal = Malleability(speedup=model, policy=policy, reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], power_of_two=pow2, min_interval=interval,
                        points=points, checkin_period=10, expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
@@ -391,7 +391,7 @@ def test_invariants_on_generated_workloads(jobs, total, policy, backfill, model,
 
 
 def test_moldable_start_smaller_now_or_wait():
-    mal = Malleability(fraction=1.0, kind="moldable", speedup="linear", moldable_start=True,
+    mal = Malleability(speedup="linear", moldable_start=True,
                        policy="none")
     # R holds 6 of 8 until 100.  M (p0 4, 1..8): with estimate 40, 2 processors now end
     # it at 80, before 8 processors from 100 (ends 120): it starts now at 2.
@@ -402,7 +402,7 @@ def test_moldable_start_smaller_now_or_wait():
     wait = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 400, 400, 4, MOLDABLE, 1, 8)], 8, mal)
     assert wait["start"].tolist() == [0, 100]
     off = run([(0, 100, 100, 6, RIGID, 6, 6), (0, 40, 40, 4, MOLDABLE, 1, 8)], 8,
-              Malleability(fraction=1.0, kind="moldable", speedup="linear", policy="none"))
+              Malleability(speedup="linear", policy="none"))
     assert off["start"].tolist() == [0, 100]
 
 
@@ -436,7 +436,7 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
         rows.append((submit, runtime, runtime + extra, p, kind,
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+    mal = Malleability(speedup=model, policy=policy, power_of_two=pow2,
                        estimate_scaling="fixed", moldable_start=moldable,
                        expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
@@ -524,7 +524,7 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
         rows.append((submit, runtime, runtime + extra, p, kind,
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, power_of_two=pow2,
+    mal = Malleability(speedup=model, policy=policy, power_of_two=pow2,
                        estimate_scaling="fixed", reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], min_interval=interval,
                        start_size=start_size, min_gain=min_gain,
@@ -568,7 +568,7 @@ def test_no_reconfiguration_ever_delays_a_reservation(jobs, total, policy, backf
     a = 0.1 if model.startswith("amdahl") else 6.0 if model.startswith("downey") else 0.0
     b = 0.5 if model.startswith("downey") else 0.0
     rows = [r + (a, b) for r in rows]
-    mal = Malleability(fraction=1.0, speedup=model, policy=policy, start_size=start_size,
+    mal = Malleability(speedup=model, policy=policy, start_size=start_size,
                        moldable_start=moldable, power_of_two=pow2, expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
     for j in range(len(rows)):
@@ -581,7 +581,7 @@ def test_plan_applies_the_start_size_and_the_reservation_rule():
     min) and starts at it; the c4 shrink is refused there too."""
     from malleo._core import plan
 
-    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="none",
+    pol = Policy(malleability=Malleability(speedup="linear", policy="none",
                                            start_size="min"))
     running = {"procs": [5], "start": [0], "est": [1000], "request": [1000]}
     pending = {"submit": [0], "procs": [8], "request": [100], "kind": [MALLEABLE],
@@ -590,7 +590,7 @@ def test_plan_applies_the_start_size_and_the_reservation_rule():
     assert d.start.tolist() == [0] and d.start_procs.tolist() == [2]
     # c4 at 11: A (8 of 8, malleable 4..8, started at 0, 100 s) runs, B (8) waits with its
     # reservation at 100, C (2, 1000 s) arrives: dmr must not shrink A for C
-    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr"))
+    pol = Policy(malleability=Malleability(speedup="linear", policy="dmr"))
     running = {"procs": [8], "start": [0], "est": [100], "request": [100],
                "kind": [MALLEABLE], "min_procs": [4], "max_procs": [8]}
     pending = {"submit": [10, 11], "procs": [8, 2], "request": [100, 1000],
@@ -598,7 +598,7 @@ def test_plan_applies_the_start_size_and_the_reservation_rule():
     d = plan(11, 8, running, pending, pol)
     assert d.start.tolist() == [] and d.resize.tolist() == []
     # with C short enough to end before 100 (and A's estimate fixed) the shrink is safe
-    pol = Policy(malleability=Malleability(fraction=1.0, speedup="linear", policy="dmr",
+    pol = Policy(malleability=Malleability(speedup="linear", policy="dmr",
                                            estimate_scaling="fixed"))
     pending["request"] = [100, 50]
     d = plan(11, 8, running, pending, pol)

@@ -13,7 +13,7 @@ from malleo.plugin.malleable import blocks, protocol, spec
 
 
 def test_spec_round_trip_and_absence():
-    m = spec.Malleability(1, 8, 30)
+    m = spec.DeclaredMalleability(1, 8, 30)
     assert m.comment() == "malleo:min=1,max=8,period=30"
     assert spec.parse(m.comment()) == m
     assert spec.parse(None) is None and spec.parse("") is None

@@ -159,11 +159,12 @@ def overlapping_pairs(rectangles):
 
 @pytest.fixture(scope="module")
 def malleable():
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability
 
     table = generate_lublin(200, 32, seed=2)
-    return replay(table, Policy(malleability=Malleability(fraction=1.0, policy="dmr")),
-                  procs=32)
+    return replay(table, Policy(malleability=Malleability(policy="dmr")), procs=32,
+                  flexible=FlexibleJobs(fraction=1.0))
 
 
 def test_malleable_gantt_draws_size_changes_without_overlaps(malleable, tmp_path):
@@ -237,7 +238,7 @@ def test_replay_and_compare_plot_options_write_pngs(trace, tmp_path):
     assert result.exit_code == 0
     names = sorted(p.name for p in (tmp_path / "two").iterdir())
     assert names == ["bsld_classes.png", "gantt-fcfs_easy.png", "gantt-sjf_easy.png",
-                     "timeline.png", "wait_cdf.png"]
+                     "metrics.png", "timeline.png", "wait_cdf.png"]
     for path in (tmp_path / "two").iterdir():
         check_png(path)
 

@@ -21,6 +21,9 @@ covered = workloads(estimates_cover_runtimes=True)
 exact_estimates = st.sampled_from(["request", "actual"])
 """Estimate sources that never plan a job shorter than it runs on covered workloads."""
 
+bf_orders = st.sampled_from(["queue", "sjf"])
+"""Backfill-candidate orders (``backfill_order``): queue order, or SJBF."""
+
 
 @pytest.fixture(scope="module", params=sorted(RUNNERS))
 def simulate(request):
@@ -30,12 +33,13 @@ def simulate(request):
 @pytest.mark.parametrize("backfill", ORACLE_BACKFILLS)
 @pytest.mark.parametrize("est_mode", ORACLE_ESTIMATES)
 @settings(max_examples=EXAMPLES // 3, deadline=None)
-@given(data=st.data(), order=orders)
-def test_capacity_never_exceeded(simulate, backfill, est_mode, data, order):
+@given(data=st.data(), order=orders, bf_order=bf_orders)
+def test_capacity_never_exceeded(simulate, backfill, est_mode, data, order, bf_order):
     """Processors held at any instant, over a sweep of start/end events, match the
     general case definition of a machine: never more than it has."""
     workload = data.draw(workloads(), label="workload")
-    result = simulate(workload, order, backfill, est_mode, bf_resolution=7)
+    result = simulate(workload, order, backfill, est_mode, bf_resolution=7,
+                      backfill_order=bf_order)
     assert peak_usage(result["start"], result["end"], workload.procs) <= workload.total_procs
 
 
@@ -53,12 +57,13 @@ def test_every_job_starts_after_submission_and_runs_its_runtime(
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(workload=covered, est_mode=exact_estimates)
-def test_easy_fcfs_never_starts_the_head_after_its_reservation(simulate, workload, est_mode):
+@given(workload=covered, est_mode=exact_estimates, bf_order=bf_orders)
+def test_easy_fcfs_never_starts_the_head_after_its_reservation(simulate, workload, est_mode,
+                                                               bf_order):
     """EASY's reservation matches the general case definition of a guarantee: with
     estimates >= runtimes, the head job never starts later than the shadow time it was
-    first given."""
-    result = simulate(workload, "fcfs", "easy", est_mode)
+    first given, whichever order the jobs behind it are tried in (SJBF too)."""
+    result = simulate(workload, "fcfs", "easy", est_mode, backfill_order=bf_order)
     for j in range(len(workload)):
         if result["reservation"][j] >= 0:
             assert result["start"][j] <= result["reservation"][j], f"job {j}"
@@ -74,14 +79,16 @@ page), so job 3 keeps its slot.  Kept as a regression example."""
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@example(workload=GREEDY_WALK_COUNTEREXAMPLE, order="fcfs", est_mode="request")
+@example(workload=GREEDY_WALK_COUNTEREXAMPLE, order="fcfs", est_mode="request",
+         bf_order="queue")
 @given(workload=workloads(estimates_cover_runtimes=True, min_estimate=1), order=orders,
-       est_mode=exact_estimates)
+       est_mode=exact_estimates, bf_order=bf_orders)
 def test_conservative_never_starts_a_job_after_its_first_reservation(
-        simulate, workload, order, est_mode):
+        simulate, workload, order, est_mode, bf_order):
     """Conservative reservations match the general case definition of a guarantee: with
-    estimates >= runtimes, no job starts later than the first reservation it was given."""
-    result = simulate(workload, order, "conservative", est_mode)
+    estimates >= runtimes, no job starts later than the first reservation it was given
+    (whichever order the jobs without a reservation are planned in, SJBF too)."""
+    result = simulate(workload, order, "conservative", est_mode, backfill_order=bf_order)
     for j in range(len(workload)):
         if result["reservation"][j] >= 0:
             assert result["start"][j] <= result["reservation"][j], f"job {j}"
@@ -89,12 +96,12 @@ def test_conservative_never_starts_a_job_after_its_first_reservation(
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(workload=workloads(), order=orders, backfill=st.sampled_from(ORACLE_BACKFILLS),
-       est_mode=estimate_modes)
-def test_same_input_same_schedule(simulate, workload, order, backfill, est_mode):
+       est_mode=estimate_modes, bf_order=bf_orders)
+def test_same_input_same_schedule(simulate, workload, order, backfill, est_mode, bf_order):
     """A rerun matches the general case definition of a deterministic replay: the same
     input gives the same start times, reservations and flags."""
-    first = simulate(workload, order, backfill, est_mode)
-    second = simulate(workload, order, backfill, est_mode)
+    first = simulate(workload, order, backfill, est_mode, backfill_order=bf_order)
+    second = simulate(workload, order, backfill, est_mode, backfill_order=bf_order)
     assert first == second
 
 
@@ -110,17 +117,19 @@ def test_none_fcfs_starts_jobs_in_queue_order(simulate, workload, est_mode):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(workload=workloads(min_runtime=1, min_estimate=1), order=orders, est_mode=exact_estimates)
-def test_slurm_with_one_reservation_is_easy(simulate, workload, order, est_mode):
+@given(workload=workloads(min_runtime=1, min_estimate=1), order=orders, est_mode=exact_estimates,
+       bf_order=bf_orders)
+def test_slurm_with_one_reservation_is_easy(simulate, workload, order, est_mode, bf_order):
     """Slurm's bounded backfill with one reservation per pass, a 1-second grid and an
     unbounded window matches the general case definition of EASY: the same schedule.
 
     Planning estimates are >= 1 s: a 0-second estimate occupies nothing in slurm's
     profile, so with such jobs only the start times agree (reservations and flags of
-    0-second jobs differ; see docs/scheduling-semantics.md)."""
-    easy = simulate(workload, order, "easy", est_mode)
+    0-second jobs differ; see docs/scheduling-semantics.md).  With SJBF too: the head
+    holds the one reservation and the jobs behind it are tried shortest first in both."""
+    easy = simulate(workload, order, "easy", est_mode, backfill_order=bf_order)
     slurm = simulate(workload, order, "slurm", est_mode, bf_max_job_test=1,
-                     bf_resolution=1, bf_window=10**9)
+                     bf_resolution=1, bf_window=10**9, backfill_order=bf_order)
     assert slurm == easy
 
 

@@ -10,11 +10,11 @@ import pytest
 from malleo._core import plan
 from malleo.plugin.agent.state import plan_inputs, read_snapshot
 from malleo.plugin.backends.model import Job, Node, Partition
-from malleo.plugin.malleable.spec import Malleability
+from malleo.plugin.malleable.spec import DeclaredMalleability
 from malleo.plugin.reconfig.decide import decide
 from malleo.policy import Malleability as Reconfig, Policy
 
-B = Malleability(min_nodes=1, max_nodes=8, period=10)
+B = DeclaredMalleability(min_nodes=1, max_nodes=8, period=10)
 NOW = 1_800_000_000
 TOTAL = 16
 
@@ -101,7 +101,7 @@ def test_none_when_the_queue_uses_every_idle_node():
 
 
 def test_none_when_no_shrink_helps_and_nothing_is_idle():
-    bounds = Malleability(min_nodes=2, max_nodes=8, period=10)
+    bounds = DeclaredMalleability(min_nodes=2, max_nodes=8, period=10)
     jobs = [job(7, 2), job(10, 14, first=3), job(8, 4, "PENDING", submit=NOW - 20)]
     d = decide(Live(jobs), 7, bounds, 2)
     assert (d.action, d.nodes) == ("none", 2)
@@ -119,7 +119,7 @@ def test_head_unblock_shrinks_for_the_head():
 
 
 def test_bounds_beyond_the_partition_are_clamped():
-    d = decide(Live([job(7, 2)]), 7, Malleability(min_nodes=1, max_nodes=64, period=5), 2)
+    d = decide(Live([job(7, 2)]), 7, DeclaredMalleability(min_nodes=1, max_nodes=64, period=5), 2)
     assert (d.action, d.nodes) == ("expand", TOTAL)
 
 
@@ -176,7 +176,7 @@ def test_decide_equals_plan(seed, reconf):
         jobs.append(job(100 + k, rng.randint(1, TOTAL), "PENDING", submit=NOW - 40 + k,
                         limit=rng.choice([300, 3600])))
     lo = rng.randint(1, size7)
-    bounds = Malleability(min_nodes=lo, max_nodes=rng.randint(size7, TOTAL + 2), period=10)
+    bounds = DeclaredMalleability(min_nodes=lo, max_nodes=rng.randint(size7, TOTAL + 2), period=10)
     policy = with_reconfig(reconf)
     d = decide(Live(jobs), 7, bounds, size7, policy)
     new = direct(Live(jobs), 7, bounds, policy)

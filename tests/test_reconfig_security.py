@@ -16,7 +16,7 @@ import pytest
 
 from malleo.plugin.malleable import protocol
 from malleo.plugin.malleable.launch import resize_target
-from malleo.plugin.malleable.spec import Malleability
+from malleo.plugin.malleable.spec import DeclaredMalleability
 from malleo.plugin.reconfig import Decision, Endpoint
 from malleo.plugin.reconfig.socket_dir import UnsafeSocketPath
 from reconfig_clients import NOBODY, ScriptedSlurm, json_record, request, send_as, send_raw
@@ -160,7 +160,7 @@ def test_client_checks_the_servers_uid(agent_user, trusted, monkeypatch):
     ({"action": "expand", "nodes": 3}, 2, 3),
 ])
 def test_launcher_target_is_clamped_to_the_declaration(req, current, target):
-    assert resize_target(req, current, Malleability(1, 4, 5)) == target
+    assert resize_target(req, current, DeclaredMalleability(1, 4, 5)) == target
 
 
 def test_launcher_never_resizes_an_undeclared_job():

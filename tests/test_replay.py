@@ -245,7 +245,8 @@ def test_a_workload_without_swf_fields_replays_alike_and_refuses_swf(tmp_path):
     full = load_workload(None)
     lean = load_workload(None, swf_fields=False)
     assert sorted(lean.columns) == sorted(["job_number", "submit_time", "user_id", "queue",
-                                           "partition", "procs", "runtime", "estimate"])
+                                           "partition", "executable", "procs", "runtime",
+                                           "estimate"])      # executable: by_application
     policy = Policy(backfill="conservative")
     a, b = replay(full, policy, jobs="0:2000"), replay(lean, policy, jobs="0:2000")
     assert a.summary == b.summary

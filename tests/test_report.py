@@ -104,6 +104,7 @@ def test_malleable_replay_writes_its_logs_and_the_report_draws_the_sizes(inputs,
     from malleo.emulator.driver import load_workload, replay
     from malleo.emulator.plots import processor_sizes
     from malleo.emulator.report import read_inputs
+    from malleo.flexible import FlexibleJobs
     from malleo.policy import Malleability, Policy
 
     trace = inputs / "t.swf"
@@ -114,7 +115,7 @@ def test_malleable_replay_writes_its_logs_and_the_report_draws_the_sizes(inputs,
     assert sizes.exists() and expanders.exists()
     # The files hold what the Python API returns for the same replay.
     result = replay(load_workload(str(trace)), Policy(malleability=Malleability(
-        fraction=0.5, speedup="amdahl:0.05", expand_mode="slurm")))
+        speedup="amdahl:0.05", expand_mode="slurm")), flexible=FlexibleJobs(fraction=0.5))
     read = read_inputs([table])
     assert read.sizes["mall"] == processor_sizes(result)
     assert any(len(h) > 1 for h in read.sizes["mall"].values())

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import click
 
 from malleo.errors import MalleoError, PolicyError
+from malleo.flexible import FlexibleJobs
 from malleo.limits import MAX_PROCS
 from malleo.knobs import Knob, knob, option_dest, table_knobs
 from malleo.policy import Policy
@@ -84,17 +85,18 @@ def policy_options(func: Callable) -> Callable:
     return func
 
 
-def policy_from_options(config: str | None, **overrides: Any) -> Policy:
-    """The policy of ``config`` (or the defaults) with the non-None ``overrides`` applied.
+def policy_from_options(config: str | None, **overrides: Any) -> tuple[Policy, FlexibleJobs]:
+    """The policy of ``config`` (or the defaults) with the non-None ``overrides`` applied,
+    and the file's ``[flexible]`` table (workload synthesis; default: all rigid).
 
     Raises:
         PolicyError: the file is unreadable or invalid (``FILE:LINE: key: ...``).
     """
-    from malleo.policy_file import load_policy
+    from malleo.policy_file import load_config
 
-    policy = load_policy(config) if config else Policy()
+    policy, flexible = load_config(config) if config else (Policy(), FlexibleJobs())
     changes = {k: v for k, v in overrides.items() if k in POLICY_KEYS and v is not None}
-    return policy.replace(**changes) if changes else policy
+    return (policy.replace(**changes) if changes else policy), flexible
 
 
 def _check_slice(_ctx: click.Context, param: click.Parameter, value: str | None):
@@ -138,6 +140,11 @@ def workload_options(func: Callable) -> Callable:
         click.option("--bsld-threshold", type=click.FloatRange(min=0, min_open=True),
                      default=10.0, show_default=True, metavar="SECONDS",
                      help="Threshold tau of the bounded slowdown."),
+        click.option("--load", "load", type=click.FloatRange(min=0, min_open=True, max=1000),
+                     default=None, metavar="RHO",
+                     help="Scale the replayed jobs' arrival times to reach offered load RHO "
+                          "(sum procs x runtime / (P x submit span); docs/traces.md). "
+                          "[default: as in the trace]"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -186,8 +193,14 @@ def quiet_option(func: Callable) -> Callable:
 
 
 
-_FLEX_KNOBS = tuple(k for k in table_knobs("malleability").values() if k.option)
-"""The malleability knobs with an option of their own."""
+_WORKLOAD_KNOBS = tuple(k for k in table_knobs("flexible").values() if k.option)
+"""The workload-synthesis knobs (``[flexible]``) with an option of their own."""
+
+_MALL_KNOBS = tuple(k for k in table_knobs("malleability").values() if k.option)
+"""The scheduler's resizing knobs (``[malleability]``) with an option of their own."""
+
+_FLEX_KNOBS = (*_WORKLOAD_KNOBS, *_MALL_KNOBS)
+"""Every knob :func:`malleability_options` adds an option for, in --help order."""
 
 MALLEABILITY_OPTION_KEYS = (*(option_dest(k) for k in _FLEX_KNOBS), "reconfig_cost",
                             "reconfig_points")
@@ -195,11 +208,12 @@ MALLEABILITY_OPTION_KEYS = (*(option_dest(k) for k in _FLEX_KNOBS), "reconfig_co
 
 
 def malleability_options(func: Callable) -> Callable:
-    """Add the malleability options (docs/malleability.md) to a command; apply them with
-    :func:`apply_malleability_options`.  Each overrides the ``[malleability]`` key of the
-    policy; none given leaves the policy's table as it is.  One option per knob with an
-    ``option`` (malleo.knobs), plus ``--reconfig-cost`` (two knobs) and
-    ``--reconfig-points`` (two knobs)."""
+    """Add the flexible-job options (docs/malleability.md) to a command; apply them with
+    :func:`apply_malleability_options`.  The workload-synthesis options (``--malleable``,
+    ``--flex-*``, ``--min-factor``, ``--max-factor``) override the ``[flexible]`` keys, the
+    others the policy's ``[malleability]`` keys; none given leaves both as they are.  One
+    option per knob with an ``option`` (malleo.knobs), plus ``--reconfig-cost`` (two
+    knobs) and ``--reconfig-points`` (two knobs)."""
     options = [knob_option(k) for k in _FLEX_KNOBS]
     options.insert(
         [option_dest(k) for k in _FLEX_KNOBS].index("min_interval"),
@@ -216,20 +230,30 @@ def malleability_options(func: Callable) -> Callable:
     return func
 
 
-def apply_malleability_options(policy: Policy, **values: Any) -> Policy:
-    """``policy`` with the given malleability options (None / empty: unchanged) applied.
+def _given(knobs: tuple[Knob, ...], values: dict[str, Any]) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    for k in knobs:
+        value = values.get(option_dest(k))
+        if value is not None and value != ():
+            changes[k.name] = k.check(tuple(value) if k.type == "int list" else value,
+                                      k.option.split("/")[0])
+    return changes
+
+
+def apply_malleability_options(policy: Policy, flexible: FlexibleJobs | None = None,
+                               **values: Any) -> tuple[Policy, FlexibleJobs]:
+    """``policy`` and ``flexible`` (None: all rigid) with the given flexible-job options
+    (None / empty: unchanged) applied.
 
     Raises:
         MalleoError / PolicyError: a malformed ``--reconfig-cost``, ``--reconfig-points``
             or ``--speedup``, or an out-of-range value (named by its option).
     """
-    m = policy.malleability
-    changes: dict[str, Any] = {}
-    for k in _FLEX_KNOBS:
-        value = values.get(option_dest(k))
-        if value is not None and value != ():
-            changes[k.name] = k.check(tuple(value) if k.type == "int list" else value,
-                                      k.option.split("/")[0])
+    flexible = FlexibleJobs() if flexible is None else flexible
+    synth = _given(_WORKLOAD_KNOBS, values)
+    if synth:
+        flexible = flexible.replace(**synth)
+    changes = _given(_MALL_KNOBS, values)
     cost = values.get("reconfig_cost")
     if cost is not None:
         match = re.fullmatch(r"\s*([0-9.]+)\s*(?:\+\s*([0-9.]+)\s*)?", cost)
@@ -253,6 +277,87 @@ def apply_malleability_options(policy: Policy, **values: Any) -> Policy:
         if match.group(2):
             changes["checkin_period"] = knob("malleability.checkin_period").check(
                 int(match.group(2)), "--reconfig-points checkin:SECONDS")
-    if not changes:
-        return policy
-    return policy.replace(malleability=dataclasses.replace(m, **changes))
+    if changes:
+        policy = policy.replace(malleability=dataclasses.replace(policy.malleability, **changes))
+    return policy, flexible
+
+
+_POWER_KNOBS = tuple(table_knobs("power").values())
+"""The power model's knobs (``--idle-watts``, ``--busy-watts``)."""
+
+POWER_OPTION_KEYS = tuple(option_dest(k) for k in _POWER_KNOBS)
+"""Parameter names :func:`power_options` adds to a command."""
+
+
+def power_options(func: Callable) -> Callable:
+    """Add the power model options of the energy metrics (docs/metrics.md) to a command;
+    build the model with :func:`power_from_options`."""
+    for k in reversed(_POWER_KNOBS):
+        func = knob_option(k)(func)
+    return func
+
+
+def power_from_options(**values: Any):
+    """The :class:`malleo.emulator.power.PowerModel` of the given options (None: default)."""
+    from malleo.emulator.power import PowerModel
+
+    return PowerModel(**_given(_POWER_KNOBS, values))
+
+
+def parse_column_spec(spec: str) -> tuple[Policy, dict[str, Any], dict[str, Any]]:
+    """A ``malleo compare --policy`` column: ``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` followed
+    by ``;KEY=VALUE`` pairs, each KEY a knob of ``[malleability]`` or ``[flexible]``
+    (``fraction``, ``policy``, ``speedup``, ``reconfig_fixed``, ...; dotted
+    ``malleability.policy`` also), e.g. ``fcfs+easy;fraction=0.5;policy=head-unblock``.
+    An ``int list`` value is comma-separated (``users=3,7``), a boolean true/false.
+
+    Returns:
+        (policy without the pairs, [malleability] changes, [flexible] changes).
+
+    Raises:
+        MalleoError: a malformed pair, an unknown key or a bad value (naming it).
+    """
+    head, *pairs = [part.strip() for part in spec.split(";")]
+    policy = parse_policy_spec(head)
+    tables: dict[str, dict[str, Any]] = {"malleability": {}, "flexible": {}}
+    for pair in pairs:
+        key, sep, text = (p.strip() for p in pair.partition("="))
+        if not sep or not key:
+            raise MalleoError(f"{spec!r}: expected KEY=VALUE after ';', got {pair!r}")
+        table, _, name = key.rpartition(".")
+        found = [t for t in ((table,) if table else ("malleability", "flexible"))
+                 if name in table_knobs(t) and t in tables]
+        if not found:
+            allowed = [*table_knobs("malleability"), *table_knobs("flexible")]
+            raise MalleoError(f"{spec!r}: unknown key {key!r} (a [malleability] or "
+                              f"[flexible] knob: {', '.join(allowed)})")
+        k = table_knobs(found[0])[name]
+        try:
+            if k.type == "int":
+                value: Any = int(text, 10)
+            elif k.type == "float":
+                value = float(text)
+            elif k.type == "bool":
+                if text.lower() not in ("true", "false"):
+                    raise ValueError
+                value = text.lower() == "true"
+            elif k.type == "int list":
+                value = tuple(int(v, 10) for v in text.split(",") if v.strip())
+            else:
+                value = text
+        except ValueError:
+            raise MalleoError(f"{spec!r}: {key}={text!r} is not a {k.toml_type}") from None
+        try:
+            tables[found[0]][name] = k.check(value, f"{spec!r}: {k.key}")
+        except PolicyError as exc:
+            raise MalleoError(str(exc)) from None
+    return policy, tables["malleability"], tables["flexible"]
+
+
+def gantt_colour_option(func: Callable) -> Callable:
+    """``--gantt-colour user|kind|application``: what colours the Gantt chart's jobs."""
+    return click.option("--gantt-colour", type=click.Choice(("user", "kind", "application")),
+                        default="user", show_default=True,
+                        help="What colours the jobs of the Gantt chart (--plot): the SWF "
+                             "user, the job kind (rigid, moldable, malleable) or the "
+                             "application (SWF field 14).")(func)

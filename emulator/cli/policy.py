@@ -21,15 +21,17 @@ def policy() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
 def show(file: str, as_json: bool) -> None:
     """Validate FILE and print the policy it describes with every default filled in
-    (as TOML that `malleo replay --config` reads back unchanged)."""
-    from malleo.policy_file import dump_policy, load_policy, policy_to_dict
+    (as TOML that `malleo replay --config` reads back unchanged).  A [flexible] table
+    (workload synthesis, emulator only) is shown too; the live agent refuses it."""
+    from malleo.policy_file import dump_policy, load_config, policy_to_dict
 
-    loaded = load_policy(file)
+    loaded, flexible = load_config(file)
+    name = loaded.describe(flexible)
     if as_json:
-        click.echo(json.dumps({"name": loaded.describe(), **policy_to_dict(loaded)}, indent=2))
+        click.echo(json.dumps({"name": name, **policy_to_dict(loaded, flexible)}, indent=2))
     else:
-        click.echo(f"# effective policy of {file}: {loaded.describe()}")
-        click.echo(dump_policy(loaded), nl=False)
+        click.echo(f"# effective policy of {file}: {name}")
+        click.echo(dump_policy(loaded, flexible=flexible), nl=False)
 
 
 @policy.command(short_help="Write a commented default policy file.")

@@ -6,8 +6,10 @@ import json
 import click
 
 from malleo.emulator.cli._options import (apply_malleability_options, malleability_options,
-                                          policy_from_options, policy_options, quiet_option,
-                                          read_options, workload_options)
+                                          policy_from_options, policy_options, power_from_options,
+                                          power_options, quiet_option, read_options,
+                                          workload_options)
+from malleo.emulator.cli._options import gantt_colour_option
 from malleo.emulator.cli._progress import Progress, span_days
 from malleo.emulator.outputs import check_outputs
 
@@ -17,6 +19,7 @@ from malleo.emulator.outputs import check_outputs
 @policy_options
 @malleability_options
 @workload_options
+@power_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (and the policy) as JSON instead of a table.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
@@ -25,9 +28,11 @@ from malleo.emulator.outputs import check_outputs
               help="Write the replayed schedule as an SWF trace (.swf or .swf.gz).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Write the plots (PNG) into DIR (see docs/plots.md).")
+@gantt_colour_option
 @quiet_option
 def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
-           bsld_threshold, as_json, out, swf_out, plot_dir, quiet, **knob_values) -> None:
+           bsld_threshold, load, as_json, out, swf_out, plot_dir, gantt_colour, quiet,
+           **knob_values) -> None:
     """Replay TRACE (an SWF file, optionally gzipped) through the scheduling core and print
     wait, slowdown, utilization and fairness metrics.
 
@@ -39,8 +44,8 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
     from malleo.emulator.driver import load_workload, replay as run_replay
 
     # knob_values: one parameter per policy knob option (malleo.knobs)
-    policy = apply_malleability_options(policy_from_options(config, **knob_values),
-                                        **knob_values)
+    policy, flexible = apply_malleability_options(*policy_from_options(config, **knob_values),
+                                                  **knob_values)
     if out is not None and not out.lower().endswith((".csv", ".parquet", ".pq")):
         raise click.BadParameter("must end in .csv or .parquet", param_hint="'--out'")
     check_outputs(files={"--out": out, "--swf-out": swf_out}, dirs={"--plot": plot_dir})
@@ -48,9 +53,11 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
         progress.step("reading trace" if trace else "generating the default workload")
         workload = load_workload(trace, procs=procs, swf_fields=bool(swf_out),
                                  **read_options(lenient, procs_from, overrun))
-        progress.step(f"replaying under {policy.describe()}")
+        name = policy.describe(flexible)
+        progress.step(f"replaying under {name}")
         result = run_replay(workload, policy, procs=procs, node_procs=node_procs, jobs=jobs,
-                            bsld_threshold=bsld_threshold,
+                            bsld_threshold=bsld_threshold, flexible=flexible, load=load,
+                            breakdowns=True, power=power_from_options(**knob_values),
                             progress=progress.replay_counter(_origin(workload)))
         if out:
             progress.step(f"writing {out}")
@@ -59,12 +66,13 @@ def replay(trace, config, procs, node_procs, jobs, lenient, procs_from, overrun,
             progress.step(f"writing {swf_out}")
             result.to_swf(swf_out)
         if plot_dir:
-            from malleo.emulator.plots import processor_sizes, write_replay_plots
+            from malleo.emulator.plots import applications, processor_sizes, write_replay_plots
 
             progress.step(f"plotting into {plot_dir}")
-            write_replay_plots({policy.describe(): result.jobs}, plot_dir, procs=result.procs,
-                               sizes={policy.describe(): processor_sizes(result)})
-        progress.finish(f"replayed {result.summary['jobs']:,} jobs under {policy.describe()} in "
+            write_replay_plots({name: result.jobs}, plot_dir, procs=result.procs,
+                               sizes={name: processor_sizes(result)}, colour=gantt_colour,
+                               applications={name: applications(result)})
+        progress.finish(f"replayed {result.summary['jobs']:,} jobs under {name} in "
                         f"{progress.elapsed:.1f} s ({span_days(_times(result))} simulated)")
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))

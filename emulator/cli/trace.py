@@ -3,6 +3,7 @@
     malleo trace info FILE [--procs P] [--procs-from allocated|requested]
                            [--overrun extend|cut] [--lenient] [--json]
     malleo trace generate --jobs N --procs P [--seed S] -o OUT.swf[.gz]
+    malleo trace rescale FILE --load RHO -o OUT.swf[.gz] [--procs P] [...]
 
 Bad input raises :class:`malleo.errors.TraceError`; the top-level group prints
 ``malleo: error: FILE:LINE: ...`` and exits with status 2.
@@ -90,6 +91,54 @@ def generate(n_jobs: int, procs: int, seed: int, output: str) -> None:
     )
     write_swf(output, jobs, meta)
     click.echo(f"wrote {len(jobs)} jobs to {output}")
+
+
+@trace.command(short_help="Write a trace with its arrivals scaled to a target load.")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--load", "target", type=click.FloatRange(min=0, min_open=True, max=1000),
+              required=True, metavar="RHO",
+              help="Target offered load: sum(procs x runtime) / (P x submit span).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str),
+              required=True, help="Output SWF file (gzip-compressed if it ends in .gz).")
+@click.option("--procs", type=click.IntRange(min=1, max=MAX_PROCS), default=None,
+              help="Machine size in processors (default: header MaxProcs, else MaxNodes).")
+@click.option("--procs-from", type=click.Choice(PROCS_FROM), default="allocated",
+              show_default=True, help="Processor field preferred for a job's size.")
+@click.option("--overrun", type=click.Choice(OVERRUN), default="extend", show_default=True,
+              help="Job that ran past its request: raise its estimate, or cut its run.")
+@click.option("--lenient", is_flag=True,
+              help="Skip malformed job lines (counted) instead of stopping at the first.")
+def rescale(file: str, target: float, output: str, procs: int | None, procs_from: str,
+            overrun: str, lenient: bool) -> None:
+    """Write FILE's kept jobs with every inter-arrival time multiplied by
+    f = load / RHO, so that the offered load becomes RHO (docs/traces.md, "Load
+    rescaling"); sizes and runtimes are unchanged, a header note records f."""
+    from malleo.emulator.load_scale import offered_load, rescale_submits
+    from malleo.emulator.outputs import check_outputs
+    from malleo.errors import MalleoError
+
+    check_outputs(files={"--output": output})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jobs, meta = read_swf(file, procs=procs, procs_from=procs_from, overrun=overrun,
+                              lenient=lenient)
+    if not meta.procs:
+        raise MalleoError(f"{file}: the machine size is unknown (no MaxProcs/MaxNodes): "
+                          f"pass --procs")
+    cols = (jobs["procs"].to_numpy(), jobs["runtime"].to_numpy())
+    before = offered_load(jobs["submit_time"].to_numpy(), *cols, meta.procs)
+    try:
+        scaled, factor = rescale_submits(jobs["submit_time"].to_numpy(), *cols, meta.procs,
+                                         target)
+    except MalleoError as exc:
+        raise MalleoError(f"{file}: {str(exc).removeprefix('load: ')}") from None
+    jobs = jobs.assign(submit_time=scaled)
+    after = offered_load(scaled, *cols, meta.procs)
+    meta.notes = [*meta.notes, f"arrivals scaled x{factor:.6g} by malleo trace rescale: "
+                               f"offered load {before:.4f} -> {after:.4f} (target {target:g})"]
+    write_swf(output, jobs, meta)
+    click.echo(f"wrote {len(jobs)} jobs to {output}: offered load {before:.3f} -> "
+               f"{after:.3f} (inter-arrival times x{factor:.4g})")
 
 
 from malleo.emulator.cli.trace_sacct import from_sacct  # noqa: E402  (issue 5)

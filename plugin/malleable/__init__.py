@@ -5,6 +5,6 @@ An application calls :func:`restore` when it starts and :func:`check` at its saf
 agent chose. See docs/malleable.md.
 """
 from malleo.plugin.malleable.client import Action, State, check, restore
-from malleo.plugin.malleable.spec import Malleability, SpecError, parse
+from malleo.plugin.malleable.spec import DeclaredMalleability, SpecError, parse
 
-__all__ = ["Action", "Malleability", "SpecError", "State", "check", "parse", "restore"]
+__all__ = ["Action", "DeclaredMalleability", "SpecError", "State", "check", "parse", "restore"]

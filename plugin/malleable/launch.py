@@ -40,7 +40,7 @@ def _say(message: str) -> None:
     print(f"malleo: {message}", flush=True)
 
 
-def resize_target(request: object, current: int, declared: spec.Malleability | None) -> int | None:
+def resize_target(request: object, current: int, declared: spec.DeclaredMalleability | None) -> int | None:
     """The node count to resize to from a step's request record (``resize.json``), or None
     to stay at ``current``: the only numbers ever passed to ``scontrol update NumNodes=``.
 

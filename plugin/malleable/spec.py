@@ -21,7 +21,7 @@ class SpecError(ValueError):
 
 
 @dataclass(frozen=True)
-class Malleability:
+class DeclaredMalleability:
     """A job's declared malleability.
 
     Attributes:
@@ -39,7 +39,7 @@ class Malleability:
         return f"{PREFIX}min={self.min_nodes},max={self.max_nodes},period={self.period}"
 
 
-def parse(comment: str | None) -> Malleability | None:
+def parse(comment: str | None) -> DeclaredMalleability | None:
     """The malleability a job comment declares; None when it declares none.
 
     Raises:
@@ -68,4 +68,4 @@ def parse(comment: str | None) -> Malleability | None:
         raise SpecError(f"malleo comment {comment!r}: need 1 <= min <= max <= {MAX_NODES}")
     if period < 1:
         raise SpecError(f"malleo comment {comment!r}: period must be >= 1 s")
-    return Malleability(lo, hi, period)
+    return DeclaredMalleability(lo, hi, period)

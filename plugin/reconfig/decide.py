@@ -27,7 +27,7 @@ import numpy as np
 
 from malleo.plugin.agent.live_plan import LivePlanner
 from malleo.plugin.agent.state import read_snapshot
-from malleo.plugin.malleable.spec import Malleability
+from malleo.plugin.malleable.spec import DeclaredMalleability
 from malleo.policy import Policy, parse_speedup
 
 KIND_RIGID = 0
@@ -49,7 +49,7 @@ class Decision:
     reason: str
 
 
-def malleable_columns(running: dict[str, np.ndarray], row: int, bounds: Malleability,
+def malleable_columns(running: dict[str, np.ndarray], row: int, bounds: DeclaredMalleability,
                       total: int, policy: Policy) -> dict[str, np.ndarray]:
     """``running`` with the malleability columns of ``plan``: row ``row`` malleable with the
     declared bounds (clamped to the partition's ``total`` nodes and so as to contain its
@@ -75,7 +75,7 @@ def malleable_columns(running: dict[str, np.ndarray], row: int, bounds: Malleabi
     return out
 
 
-def decide(backend, job_id: int, bounds: Malleability, nodes: int,
+def decide(backend, job_id: int, bounds: DeclaredMalleability, nodes: int,
            policy: Policy | None = None, planner: LivePlanner | None = None) -> Decision:
     """Decide for running job ``job_id`` on ``nodes`` nodes from the live queue (module
     docstring).  The returned ``nodes`` stays within ``bounds`` unless the job already is

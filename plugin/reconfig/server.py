@@ -462,7 +462,7 @@ class Endpoint:
             raise Refusal(f"reports {request.nodes} nodes but Slurm lists {job.num_nodes}")
         return bounds, job.num_nodes
 
-    def _decide(self, request, bounds: spec.Malleability) -> Decision:
+    def _decide(self, request, bounds: spec.DeclaredMalleability) -> Decision:
         try:
             policy = self.policy() if callable(self.policy) else self.policy
             decision = self.decide(self.backend, request.job_id, bounds, request.nodes, policy)
