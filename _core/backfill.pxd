@@ -4,14 +4,17 @@
 # Header-only (`cdef inline`): the event loop (loop.pyx) and `plan` (plan.pyx) compile
 # this same function.  The queue must be ordered first (sched.queue_prepare).
 from libc.stdint cimport INT64_MAX
-from libc.string cimport memmove
+from libc.string cimport memmove, memcpy
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
-                      profile_take_tail, profile_value, profile_locate, align_up)
+                      profile_take_tail, profile_value, profile_locate, align_up,
+                      profile_earliest_before, profile_trim, shape_reset, shape_hint,
+                      shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
+                      dec_may_fit, dec_end)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 
@@ -340,32 +343,85 @@ cdef inline int bf_reserve(sched_t* s, simtime_t start, simtime_t end,
     return 0
 
 
-cdef inline int _rent_cmp(const void* a, const void* b) noexcept nogil:
-    cdef const rent_t* x = <const rent_t*> a
-    cdef const rent_t* y = <const rent_t*> b
-    if x.resv != y.resv:
-        return -1 if x.resv < y.resv else 1
-    if x.pos != y.pos:
-        return -1 if x.pos < y.pos else 1
-    return 0
+cdef inline bint _rent_before(const rent_t* a, const rent_t* b) noexcept nogil:
+    """Re-plan order: previous reservation, then queue position."""
+    return a.resv < b.resv or (a.resv == b.resv and a.pos < b.pos)
 
 
+cdef inline void _rent_merge(const rent_t* src, rent_t* dst, intp_t lo, intp_t mid,
+                             intp_t hi) noexcept nogil:
+    """Merge the sorted runs src[lo:mid] and src[mid:hi] into dst[lo:hi]."""
+    cdef intp_t i = lo
+    cdef intp_t j = mid
+    cdef intp_t k = lo
+    while i < mid and j < hi:
+        if _rent_before(&src[j], &src[i]):
+            dst[k] = src[j]
+            j += 1
+        else:
+            dst[k] = src[i]
+            i += 1
+        k += 1
+    if i < mid:
+        memcpy(dst + k, src + i, (mid - i) * sizeof(rent_t))
+    elif j < hi:
+        memcpy(dst + k, src + j, (hi - j) * sizeof(rent_t))
 
-cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
-    """Re-plan every waiting job in the profile: holders of a reservation first (by that
-    reservation, ties by queue order), then the others in queue order (``bf_order`` SJF:
-    by estimate, ties in queue order); each gets the earliest start at which it fits for
-    its estimate; those planned now start."""
-    cdef intp_t i, q, j, m, h
-    cdef simtime_t when, hold, lb
-    build_profile(s, 1)
-    m = 0
+
+cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexcept nogil:
+    """Natural merge sort by (resv, pos) (pos is unique: the order qsort with _rent_cmp
+    gives).  Built in queue order, the previous reservations are mostly increasing, so
+    this is O(n log runs) instead of O(n log n).  ``tmp`` holds n entries, ``runs`` n + 1."""
+    cdef intp_t i, k, r, nr
+    cdef rent_t* src = a
+    cdef rent_t* dst = tmp
+    cdef rent_t* swap
+    if n < 2:
+        return
+    r = 0
+    runs[0] = 0
+    for i in range(1, n):
+        if _rent_before(&a[i], &a[i - 1]):
+            r += 1
+            runs[r] = i
+    r += 1
+    runs[r] = n
+    while r > 1:
+        nr = 0
+        k = 0
+        while k + 1 < r:
+            _rent_merge(src, dst, runs[k], runs[k + 1], runs[k + 2])
+            runs[nr] = runs[k]
+            nr += 1
+            k += 2
+        if k < r:
+            memcpy(dst + runs[k], src + runs[k], (runs[k + 1] - runs[k]) * sizeof(rent_t))
+            runs[nr] = runs[k]
+            nr += 1
+        runs[nr] = n
+        r = nr
+        swap = src
+        src = dst
+        dst = swap
+    if src != a:
+        memcpy(a, src, n * sizeof(rent_t))
+
+
+cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
+    """The conservative re-plan order of wait[head_pos:] into s.rtmp (returns how many):
+    holders of a reservation first (by that reservation, ties by queue order), then the
+    others in queue order (``bf_order`` SJF: by estimate, ties in queue order; their
+    ``resv`` then holds the estimate).  Shared by conservative_backfill and
+    kept_conservative; the kept profile needs only that holders come by non-decreasing
+    reservation and all others after them."""
+    cdef intp_t q, j, i, h
+    cdef intp_t m = 0
     for q in range(head_pos, s.n_wait):
         j = s.wait[q]
         s.rtmp[m].resv = s.resv_cur[j] if s.resv_cur[j] >= 0 else INT64_MAX
         s.rtmp[m].pos = q
         m += 1
-    qsort(s.rtmp, m, sizeof(rent_t), _rent_cmp)
+    rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, m)    # qtmp2: n_jobs qent_t, larger
     if s.bf_order == BFORDER_SJF:
         # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
         h = m
@@ -373,7 +429,17 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
             h -= 1
         for i in range(h, m):
             s.rtmp[i].resv = s.est[s.wait[s.rtmp[i].pos]]
-        qsort(s.rtmp + h, m - h, sizeof(rent_t), _rent_cmp)
+        rent_sort(s.rtmp + h, <rent_t*> s.qtmp2, s.runs, m - h)
+    return m
+
+
+cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
+    """Re-plan every waiting job in the profile in replan_order; each gets the earliest
+    start at which it fits for its estimate; those planned now start."""
+    cdef intp_t i, q, j, m
+    cdef simtime_t when, hold, lb
+    build_profile(s, 1)
+    m = replan_order(s, head_pos)
     for i in range(m):
         q = s.rtmp[i].pos
         j = s.wait[q]
@@ -386,6 +452,117 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         if when == s.now:
             start_job(s, q)
             bf_started(s, j)
+    return 0
+
+
+# --- Conservative with a kept profile (issue 16; docs/core.md "The kept profile") ----------
+#
+# The event loop (loop.simulate sets is_keep_profile) keeps the profile of the last pass,
+# fully built: the running set plus every reservation it made (is_prof_kept).  Between
+# passes, a completion before its expected end gives its processors back over [now,
+# expected end) (kept_release); nothing else changes it as long as no running job is
+# overdue (the expected-end rule would move ends later), every waiting job's estimate is
+# fixed (not predict) and every started job's expected end is its start + hold.  Then the
+# pass re-plans in the same order as conservative_backfill without rebuilding anything:
+#
+#   K = running set + this pass's answers for the jobs already re-planned + the previous
+#       reservations of the holders not yet re-planned.
+#
+# Holders come in order of their previous reservation r, so when holder i comes, every
+# previous reservation still in K starts at or after r_i: before r_i, K is exactly the
+# profile conservative_backfill would search (running set + answers so far), and from r_i
+# on that profile has i's previous slot [r_i, r_i + hold) free (K is feasible and holds
+# it).  So i's answer is the earliest s < r_i with its size free in K over
+# [s, min(s + hold, r_i)) (profile_earliest_before), else r_i.  A job that moves gives its
+# old slot back and takes the new one: the new slot lies inside the old one plus
+# [s, r_i), where K had room, so K stays feasible.  Jobs without a reservation come last,
+# when K holds no previous reservation: a plain search.  Only moved and new jobs touch
+# the profile; no job is ever planned differently from conservative_backfill.
+
+cdef inline int kept_release(sched_t* s, intp_t j) except -1 nogil:
+    """Job j completed at s.now (after release_job): with a kept profile its processors
+    come back over [now, its expected end)."""
+    if s.is_prof_kept and s.exp_end[j] > s.now:
+        profile_reserve(&s.prof, s.now, s.exp_end[j], -s.procs[j])
+        dec_add(&s.prof, s.now, s.exp_end[j])
+    return 0
+
+
+cdef inline void _kept_check_started(sched_t* s) noexcept nogil:
+    """A job started by the pass holds [now, now + hold) in the kept profile; the running
+    set holds it until its expected end: keep the profile only if they agree (a zero
+    estimate does not: hold 1, expected end by the request)."""
+    cdef intp_t k, j
+    for k in range(s.n_started):
+        j = s.started[k]
+        if s.exp_end[j] != s.now + hold_time(s.est[j]):
+            s.is_prof_kept = False
+            return
+
+
+cdef inline int kept_conservative(sched_t* s) except -1 nogil:
+    """The conservative re-plan on the kept profile (see above); 0 without changing
+    anything when a holder's previous reservation is already past (then the caller
+    rebuilds), 1 when done."""
+    cdef intp_t i, q, j, m
+    cdef simtime_t when, hold, lb, r, hint
+    cdef procs_t n
+    for q in range(s.n_wait):
+        r = s.resv_cur[s.wait[q]]
+        if 0 <= r < s.now:
+            return 0
+    profile_trim(&s.prof, s.now)
+    shape_reset(&s.prof)
+    s.prof.n_hints = 0
+    s.prof.hint_next = 0
+    m = replan_order(s, 0)
+    for i in range(m):
+        q = s.rtmp[i].pos
+        j = s.wait[q]
+        n = s.procs[j]
+        hold = hold_time(s.est[j])
+        lb = shape_hint(&s.prof, n, hold)
+        if lb < s.now:
+            lb = s.now
+        r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
+        if r >= 0:
+            # a move needs an instant before r where processors came back and n are free
+            if lb < r and dec_may_fit(&s.prof, lb, r, n):
+                hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
+                if hint > lb:
+                    lb = hint
+                when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
+            else:
+                when = r
+            if when < r:
+                profile_reserve(&s.prof, r, r + hold, -n)
+                profile_reserve(&s.prof, when, when + hold, n)
+                dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
+        else:
+            hint = profile_hint(&s.prof, n, hold)
+            if hint > lb:
+                lb = hint
+            when = profile_earliest(&s.prof, lb, hold, n, 1)
+            profile_reserve(&s.prof, when, when + hold, n)
+        shape_note(&s.prof, n, hold, when)
+        profile_note(&s.prof, n, hold, when)
+        give_reservation(s, j, when)
+        if when == s.now:
+            start_job(s, q)
+    return 1
+
+
+cdef inline int conservative_pass(sched_t* s) except -1 nogil:
+    """Conservative over the whole queue: on the kept profile when it is valid, else
+    rebuilt (conservative_backfill), then fully built and kept if the entrance asks."""
+    if not (s.is_prof_kept and kept_conservative(s)):
+        conservative_backfill(s, 0)
+        if s.is_keep_profile:
+            profile_extend(s, s.n_jobs + s.n_wait + 1)     # every release left
+            s.is_prof_kept = True
+    s.prof.n_dec = 0            # the answers now hold: nothing came back since
+    if s.is_prof_kept:
+        _kept_check_started(s)
     return 0
 
 
@@ -407,10 +584,12 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef simtime_t when, hold, lb, held_from, held_to
     cdef procs_t early
     cdef bint down = s.is_bf_round_down
+    cdef bint fits
     cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef intp_t i
     cdef intp_t cursor = 0
     build_profile(s, 1 if down else res)
+    shape_reset(&s.prof)        # here: the shapes that did not fit now (issue 16)
     for i in range(s.n_wait - head_pos):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             break
@@ -424,19 +603,27 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             q = head_pos + i
         j = s.wait[q]
         hold = hold_time(s.est[j])
-        # free at now is exact in the lazy profile: most of a long queue stops here
-        if s.procs[j] <= profile_free_now(&s.prof) and bf_fits(s, s.now, hold, s.procs[j]):
+        # free at now is exact in the lazy profile: most of a long queue stops here.  The
+        # profile only loses processors during the pass, so a (size, hold) that did not
+        # fit now never will in this pass: a long queue of equal jobs asks once.
+        fits = False
+        if (s.procs[j] <= profile_free_now(&s.prof)
+                and not shape_seen_nofit(&s.prof, s.procs[j], hold)):
+            fits = bf_fits(s, s.now, hold, s.procs[j])
+            if not fits:
+                shape_note_nofit(&s.prof, s.procs[j], hold)
+        if fits:
             bf_reserve(s, s.now, s.now + hold, s.procs[j])
             start_job(s, q)
             bf_started(s, j)
         elif reserved < s.bf_max_job_test:
-            lb = profile_hint(&s.prof, s.procs[j], hold)
+            lb = shape_hint(&s.prof, s.procs[j], hold)
             if down:
                 when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
             else:
                 when = bf_earliest(s, lb if lb > grid_now else grid_now, hold, s.procs[j], res)
             if when >= 0:
-                profile_note(&s.prof, s.procs[j], hold, when)
+                shape_note(&s.prof, s.procs[j], hold, when)
             if when >= 0 and when - s.now <= s.bf_window:
                 if down:
                     # Slurm holds the reserved nodes from the grid instant at or before
@@ -500,6 +687,8 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     cdef intp_t q, j
     cdef intp_t head_pos = s.n_wait
     s.n_started = 0
+    if s.is_prof_kept and s.n_run > 0 and s.run[0].end <= s.now:
+        s.is_prof_kept = False      # run_rekey moves overdue ends later: rebuild
     run_rekey(s)
     if s.bfo != NULL:
         bfo_prepare(s)
@@ -507,7 +696,7 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
         # No first walk: a queue-front job started outside the plan could take processors
         # that an earlier reservation relies on (then reservations would move later).
         if s.n_wait > 0:
-            conservative_backfill(s, 0)
+            conservative_pass(s)
         if s.n_started > 0:
             drop_started(s)
         return 0

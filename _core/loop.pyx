@@ -9,11 +9,12 @@ import numpy as np
 
 from libc.string cimport memset
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, BACKFILL_CONSERVATIVE, ESTIMATE_PREDICT
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
 from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
+from backfill cimport kept_release
 
 from malleo._core.job_columns import replay_columns
 
@@ -51,6 +52,7 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
             while h.n > 0 and h.a[0].time == t:
                 ev = heap_pop(h)
                 release_job(s, ev.id, runtime[ev.id])
+                kept_release(s, ev.id)
                 ended += 1
             if is_first:
                 is_first = False
@@ -135,6 +137,10 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     cursor[1] = 0
     if progress_events < 1:
         raise ValueError(f"progress_events: must be >= 1, got {progress_events}")
+    # conservative keeps its profile between passes (backfill.pxd, issue 16); predict
+    # changes waiting jobs' estimates, so it re-plans from scratch
+    t.s.is_keep_profile = (t.s.backfill == BACKFILL_CONSERVATIVE
+                           and t.s.estimate != ESTIMATE_PREDICT)
     try:
         if core.is_learned:
             learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)

@@ -27,8 +27,8 @@
 # O(B).  The profile is a function of time only: where breakpoints fall (and whether two
 # neighbours hold the same free count) never changes an answer.
 from libc.stdlib cimport malloc, realloc, free as c_free
-from libc.string cimport memmove, memcpy
-from libc.stdint cimport int32_t
+from libc.string cimport memmove, memcpy, memset
+from libc.stdint cimport int32_t, uint64_t
 
 from _types cimport simtime_t, procs_t, intp_t
 
@@ -47,6 +47,14 @@ cdef enum:
     PROFILE_HINTS = 32    # earliest-fit answers remembered as lower bounds (profile_hint)
 
 
+cdef enum:
+    SHAPE_SLOTS = 256     # kept-profile hints: one answer per (size, duration) slot
+
+
+cdef enum:
+    DEC_SLOTS = 16        # kept profile: intervals where processors came back (dec_add)
+
+
 cdef struct profile_t:
     pblock_t* blk     # blocks in time order
     procs_t* badd     # per block: lazy amount added to every entry
@@ -61,6 +69,15 @@ cdef struct profile_t:
     simtime_t hint_when[PROFILE_HINTS]      # the answer (seconds)
     intp_t n_hints                          # entries in use
     intp_t hint_next                        # next entry to overwrite when full
+    # the same, exact shapes only, direct-mapped (shape_hint; the kept-profile pass)
+    procs_t shape_procs[SHAPE_SLOTS]        # size (processors), 0: empty slot
+    simtime_t shape_dur[SHAPE_SLOTS]        # duration (seconds)
+    simtime_t shape_when[SHAPE_SLOTS]       # the latest answer for that shape (seconds), -1
+    bint shape_nofit[SHAPE_SLOTS]           # slurm: that shape did not fit now in this pass
+    # kept profile: where processors came back since the previous pass's answers (dec_add)
+    simtime_t dec_a[DEC_SLOTS]              # interval starts (seconds)
+    simtime_t dec_b[DEC_SLOTS]              # interval ends, exclusive (seconds)
+    intp_t n_dec                            # intervals in use
     # lazy build (backfill.pxd): releases not yet turned into breakpoints, all later than
     # the last breakpoint; the caller's sorted source is read through a cursor
     simtime_t* pend_time      # min-heap of pending releases: time (seconds)
@@ -221,6 +238,67 @@ cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
     p.hint_procs[k] = procs
     p.hint_dur[k] = duration
     p.hint_when[k] = when
+
+
+cdef inline intp_t _shape_slot(procs_t procs, simtime_t duration) noexcept nogil:
+    cdef uint64_t h = (<uint64_t> procs) * 0x9E3779B97F4A7C15ULL
+    h ^= (<uint64_t> duration) * 0xC2B2AE3D27D4EB4FULL
+    return <intp_t> ((h >> 40) & (SHAPE_SLOTS - 1))
+
+
+cdef inline void shape_reset(profile_t* p) noexcept nogil:
+    """Forget every shape (at the start of a pass)."""
+    memset(p.shape_procs, 0, sizeof(p.shape_procs))
+
+
+cdef inline intp_t _shape_find(const profile_t* p, procs_t procs, simtime_t duration) noexcept nogil:
+    """The slot holding this (size, duration), -1 if its slot holds another one."""
+    cdef intp_t k = _shape_slot(procs, duration)
+    if p.shape_procs[k] == procs and p.shape_dur[k] == duration:
+        return k
+    return -1
+
+
+cdef inline intp_t _shape_claim(profile_t* p, procs_t procs, simtime_t duration) noexcept nogil:
+    """The slot of this (size, duration), taken over (answer -1, fitting) if another
+    shape held it: losing what a slot knew is always sound."""
+    cdef intp_t k = _shape_slot(procs, duration)
+    if p.shape_procs[k] != procs or p.shape_dur[k] != duration:
+        p.shape_procs[k] = procs
+        p.shape_dur[k] = duration
+        p.shape_when[k] = -1
+        p.shape_nofit[k] = False
+    return k
+
+
+cdef inline simtime_t shape_hint(const profile_t* p, procs_t procs,
+                                 simtime_t duration) noexcept nogil:
+    """profile_hint for the exact shape only, O(1): the latest answer noted for this size
+    and duration in this pass if its slot still holds it, else -1 (any subset of the
+    answers is a sound lower bound, see profile_hint)."""
+    cdef intp_t k = _shape_find(p, procs, duration)
+    return p.shape_when[k] if k >= 0 else -1
+
+
+cdef inline void shape_note(profile_t* p, procs_t procs, simtime_t duration,
+                            simtime_t when) noexcept nogil:
+    """Remember the earliest-fit answer ``when`` (>= 0) for the exact shape."""
+    cdef intp_t k = _shape_claim(p, procs, duration)
+    if when > p.shape_when[k]:
+        p.shape_when[k] = when
+
+
+cdef inline bint shape_seen_nofit(const profile_t* p, procs_t procs,
+                                  simtime_t duration) noexcept nogil:
+    """Whether this shape was noted as not fitting now in this pass (shape_note_nofit)."""
+    cdef intp_t k = _shape_find(p, procs, duration)
+    return k >= 0 and p.shape_nofit[k]
+
+
+cdef inline void shape_note_nofit(profile_t* p, procs_t procs, simtime_t duration) noexcept nogil:
+    """Remember that this shape does not fit now: within a pass the profile only loses
+    processors, so it never will."""
+    p.shape_nofit[_shape_claim(p, procs, duration)] = True
 
 
 cdef inline simtime_t profile_origin(const profile_t* p) noexcept nogil:
@@ -524,6 +602,167 @@ cdef inline simtime_t profile_earliest(const profile_t* p, simtime_t start, simt
             return s
         if profile_time(p, k) >= s + duration:
             return s
+
+
+cdef inline bint _next_below_before(const profile_t* p, ppos_t* k, procs_t procs,
+                                   simtime_t limit) noexcept nogil:
+    """profile_next_below that only looks at breakpoints before ``limit``: False (``k``
+    unchanged) if no segment starting before ``limit`` after ``k`` has fewer than
+    ``procs`` free."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i + 1
+    cdef const pblock_t* blk
+    cdef procs_t need = procs - p.badd[b]
+    while True:
+        blk = &p.blk[b]
+        if p.blo[b] < need:
+            while i < blk.n:
+                if blk.time[i] >= limit:
+                    return False
+                if blk.free[i] < need:
+                    k.b = b
+                    k.i = i
+                    return True
+                i += 1
+        b += 1
+        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
+            b += 1
+        if b >= p.nb or p.blk[b].time[0] >= limit:
+            return False
+        need = procs - p.badd[b]
+        i = 0
+
+
+cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t procs,
+                                       simtime_t limit) noexcept nogil:
+    """profile_next_at_least that only looks at breakpoints before ``limit``."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i + 1
+    cdef const pblock_t* blk
+    cdef procs_t need = procs - p.badd[b]
+    while True:
+        blk = &p.blk[b]
+        if p.bhi[b] >= need:
+            while i < blk.n:
+                if blk.time[i] >= limit:
+                    return False
+                if blk.free[i] >= need:
+                    k.b = b
+                    k.i = i
+                    return True
+                i += 1
+        b += 1
+        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
+            b += 1
+        if b >= p.nb or p.blk[b].time[0] >= limit:
+            return False
+        need = procs - p.badd[b]
+        i = 0
+
+
+cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
+    """Record that processors came back over [a, b) (a superset is always sound: when
+    full, the new interval is merged with the one nearest to it)."""
+    cdef intp_t k, best
+    cdef simtime_t gap, g
+    if b <= a:
+        return
+    if p.n_dec < DEC_SLOTS:
+        p.dec_a[p.n_dec] = a
+        p.dec_b[p.n_dec] = b
+        p.n_dec += 1
+        return
+    best = 0
+    gap = -1
+    for k in range(DEC_SLOTS):
+        g = a - p.dec_b[k] if a > p.dec_b[k] else (p.dec_a[k] - b if p.dec_a[k] > b else 0)
+        if gap < 0 or g < gap:
+            gap = g
+            best = k
+    if a < p.dec_a[best]:
+        p.dec_a[best] = a
+    if b > p.dec_b[best]:
+        p.dec_b[best] = b
+
+
+cdef inline bint dec_may_fit(const profile_t* p, simtime_t lo, simtime_t hi,
+                             procs_t procs) noexcept nogil:
+    """Whether some instant of [lo, hi) inside a recorded interval has at least ``procs``
+    free (False: the processors that came back cannot serve a job of that size there)."""
+    cdef intp_t k
+    cdef simtime_t a, b
+    cdef ppos_t at
+    for k in range(p.n_dec):
+        a = p.dec_a[k] if p.dec_a[k] > lo else lo
+        b = p.dec_b[k] if p.dec_b[k] < hi else hi
+        if a >= b:
+            continue
+        at = profile_locate(p, a)
+        if profile_value(p, at) >= procs or _next_at_least_before(p, &at, procs, b):
+            return True
+    return False
+
+
+cdef inline simtime_t dec_end(const profile_t* p) noexcept nogil:
+    """The latest end of the recorded intervals (-1 if none): a window that meets one of
+    them starts before it."""
+    cdef intp_t k
+    cdef simtime_t e = -1
+    for k in range(p.n_dec):
+        if p.dec_b[k] > e:
+            e = p.dec_b[k]
+    return e
+
+
+cdef inline simtime_t profile_earliest_before(const profile_t* p, simtime_t start,
+                                              simtime_t duration, procs_t procs,
+                                              simtime_t limit, simtime_t stop) noexcept nogil:
+    """Earliest s in [start, min(limit, stop)) with ``procs`` processors free over
+    [s, min(s + duration, limit)); ``limit`` if none (resolution 1).  ``stop`` (<= limit)
+    is the caller's bound on where a start can be at all (dec_end).
+
+    The clipped window is the kept-profile re-plan's test (backfill.pxd,
+    kept_conservative): before its previous reservation ``limit`` a job sees the kept
+    profile as it is, from ``limit`` on its previous slot is known to be free."""
+    cdef simtime_t s = start
+    cdef simtime_t end
+    cdef ppos_t k
+    if stop > limit:
+        stop = limit
+    if s >= stop:
+        return limit
+    k = profile_locate(p, s)
+    while True:
+        if profile_value(p, k) < procs:
+            if not _next_at_least_before(p, &k, procs, stop):
+                return limit
+            s = profile_time(p, k)
+            continue
+        end = s + duration
+        if end > limit:
+            end = limit
+        if not _next_below_before(p, &k, procs, end):
+            return s
+
+
+cdef inline void profile_trim(profile_t* p, simtime_t t) noexcept nogil:
+    """Drop whole blocks that end before ``t`` (>= the origin) once they are at least a
+    quarter of the blocks (amortized O(1) per block).  Breakpoints before ``t`` may stay:
+    every query locates its start first, so they never change an answer; the origin
+    (block 0 entry 0) becomes the first breakpoint kept."""
+    cdef ppos_t k = profile_locate(p, t)
+    cdef intp_t b, gone
+    if k.b == 0 or 4 * k.b < p.nb:
+        return
+    gone = 0
+    for b in range(k.b):
+        gone += p.blk[b].n
+    memmove(&p.blk[0], &p.blk[k.b], (p.nb - k.b) * sizeof(pblock_t))
+    memmove(&p.badd[0], &p.badd[k.b], (p.nb - k.b) * sizeof(procs_t))
+    memmove(&p.blo[0], &p.blo[k.b], (p.nb - k.b) * sizeof(procs_t))
+    memmove(&p.bhi[0], &p.bhi[k.b], (p.nb - k.b) * sizeof(procs_t))
+    p.nb -= k.b
+    p.n -= gone
 
 
 # --- Pending releases (the lazy build of backfill.pxd) --------------------------------------

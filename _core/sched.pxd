@@ -98,6 +98,9 @@ cdef struct sched_t:
     intp_t* started_tmp       # scratch of the pass function (passes.pxd)
     intp_t n_started          # how many
     profile_t prof            # availability profile (conservative, slurm)
+    # conservative, kept profile (backfill.pxd, issue 16): set by loop.simulate only
+    bint is_keep_profile      # the entrance reports completions (backfill.kept_release)
+    bint is_prof_kept         # prof = running set + every reservation of the last pass
 
 
 cdef inline simtime_t expected_end(simtime_t start, simtime_t est, simtime_t request,

@@ -70,6 +70,18 @@ def test_core_matches_oracle_slurm_backfill(order, est_mode, workload, knobs):
     assert_same_schedule(workload, order, "slurm", est_mode, **knobs)
 
 
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
+@given(workload=st.one_of(workloads(max_jobs=250, max_procs=32, estimates_cover_runtimes=True),
+                          workloads(max_jobs=250, max_procs=32)),
+       order=orders, est_mode=estimate_modes)
+def test_conservative_kept_profile_matches_oracle(workload, order, est_mode):
+    """Conservative in the event loop keeps its profile between passes and re-plans only
+    the jobs that can move (docs/core.md, "The kept profile"); on deep queues with early
+    completions (estimates above runtimes), overruns and zero estimates it still gives the
+    reference schedule, which re-plans every job from scratch at every pass."""
+    assert_same_schedule(workload, order, "conservative", est_mode)
+
+
 @pytest.mark.parametrize("est_mode", ORACLE_ESTIMATES)
 @pytest.mark.parametrize("backfill", ["easy", "conservative", "slurm"])
 @settings(max_examples=PER_POLICY * 2, deadline=None)
