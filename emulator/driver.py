@@ -215,6 +215,7 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     result.summary.update(work_summary(result.column, flexible.enabled, executable,
                                        machine_procs, result.summary.get("makespan"), power,
                                        breakdowns, useful=useful))
+    result.summary["speedup_model"] = policy.malleability.speedup  # useful work assumes it
     result.summary["offered_load"] = offered_load(table["submit_time"], alloc, runtime,
                                                   machine_procs)
     if load_scale is not None:

@@ -63,6 +63,9 @@ def replay_table(summary: dict[str, Any]) -> str:
         if summary.get("load_scale") is not None:
             load += f" (arrivals scaled x{summary['load_scale']:.4g}, --load)"
         head.append(("offered load", load))
+    if summary.get("speedup_model") and "utilization_useful" in summary:
+        head.append(("speedup model", f"{summary['speedup_model']} (assumed by useful work "
+                                      f"and parallel efficiency; --speedup)"))
     rows = [(label, format_metric(key, summary.get(key)))
             for key, (label, _unit, _better) in SUMMARY_KEYS.items()]
     rows = [(label, text + _dropped_detail(summary.get("dropped_by_reason", {})))

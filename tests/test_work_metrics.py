@@ -143,3 +143,12 @@ def test_cli_replay_shows_the_metrics_and_takes_the_power_options(malleo_cli, tm
     assert "Traceback" not in bad.output
     mall = malleo_cli("replay", "--jobs", "0:400", "-q", "--malleable", "0.5")
     assert mall.exit_code == 0 and "resized jobs" in mall.output
+
+
+def test_the_assumed_speedup_model_is_named_in_the_table_and_json(malleo_cli):
+    out = malleo_cli("replay", "--jobs", "0:50")
+    assert "speedup model                    amdahl:0.05 (assumed by useful work" in out.output
+    doc = json.loads(malleo_cli("replay", "--jobs", "0:50", "--json",
+                                "--speedup", "linear").output)
+    assert doc["speedup_model"] == "linear"
+    assert doc["parallel_efficiency"] == pytest.approx(1.0)
