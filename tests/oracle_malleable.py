@@ -2,14 +2,20 @@
 efficiency (docs/malleability.md, read aloud), for tiny workloads.
 
 Shares no code with ``malleo._core`` (never imports it).  Covered: FCFS order, backfill
-``none`` (strict queue order; the queue head's reservation is its shadow time: the
-earliest time the running jobs' expected ends free its size), linear and Amdahl speedups,
+``none`` (strict queue order) and ``easy`` (the strict walk, then the jobs behind the blocked
+head that fit now and end by its shadow time or use only its extra processors,
+docs/scheduling-semantics.md); the queue head's reservation is its shadow time: the
+earliest time the running jobs' expected ends free its size.  Linear and Amdahl speedups,
 reconfiguration cost, minimum interval, points at any pass, fixed estimates (expected
 end = start + request, extended to now + 1 when overdue), policies ``dmr``,
 ``head-unblock`` and ``efficiency``, start sizes ``full``, ``min``, ``preferred`` and
-``fit``, the minimum gain.  Every decision is taken only if the head still finds its
-processors free at its shadow time (or is itself started).  Plain lists; every pass
-recomputes everything from scratch.  Times are integer seconds, sizes processors.
+``fit``, the minimum gain, expand modes ``in-place`` and ``slurm`` (an expansion queues a
+rigid expander job submitted at the decision, estimate the job's remaining expected time;
+it merges into its job when a pass starts it, is cancelled at the job's end; one more pass
+runs at the same instant after a phase that requested expanders).  Every decision is taken
+only if the head still finds its processors free at its shadow time (or is itself
+started).  Plain lists; every pass recomputes everything from scratch.  Times are integer
+seconds, sizes processors.
 """
 from __future__ import annotations
 
@@ -27,21 +33,29 @@ def whole_seconds(work: float, rate: float) -> int:
 
 def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                      min_interval=0, pow2=False, start_size="full", threshold=0.8,
-                     min_gain=0):
+                     min_gain=0, backfill="none", expand_mode="in-place", xlog=None):
     """jobs: rows (submit, runtime, request, procs, kind, min, max, f), submit-sorted; kind 2
     is malleable, 1 moldable.  Returns (start, end, log) with log a list of (job, time,
-    size)."""
+    size).  ``xlog`` (a list, optional) receives the expander log: (event, job, time,
+    processors), event 0 request, 1 merge, 2 cancel."""
+    assert backfill in ("none", "easy") and expand_mode in ("in-place", "slurm")
     n = len(jobs)
-    start = [-1] * n
+    # slots 0..n-1: the jobs; slot n + j: job j's expander (a rigid queued job)
+    sub = [j[0] for j in jobs] + [0] * n
+    req = [j[2] for j in jobs] + [0] * n
+    kind = [j[4] for j in jobs] + [0] * n
+    start = [-1] * (2 * n)
     end = [-1] * n
-    size = [j[3] for j in jobs]
+    size = [j[3] for j in jobs] + [0] * n
     done = [0.0] * n
     work = [0.0] * n
     upd = [0] * n
     resume = [0] * n
     finish = [0] * n
     last = [-1] * n
+    pending = [False] * n          # job j has an expander queued
     log = []
+    xl = xlog if xlog is not None else []
     waiting = []
     running = []
 
@@ -52,14 +66,14 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         return rate_at(j, size[j])
 
     def expected_end(j, t):
-        e = start[j] + jobs[j][2]
+        e = start[j] + req[j]
         return e if e > t else t + 1
 
     def free():
         return total - sum(size[j] for j in running)
 
     def eligible(j, t):
-        return (jobs[j][4] == 2 and finish[j] > t and resume[j] <= t
+        return (kind[j] == 2 and finish[j] > t and resume[j] <= t
                 and (last[j] < 0 or t - last[j] >= min_interval))
 
     def allowed(j, p):
@@ -86,20 +100,24 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             base += cost_of(abs(p - size[j]))
         return base + whole_seconds(rest, rate_at(j, p))
 
+    def first_fit(need, t):
+        """(earliest time ``need`` processors are free given the running jobs' expected
+        ends, processors free then) or None."""
+        avail = free()
+        if avail >= need:
+            return t, avail
+        for e in sorted(set(expected_end(j, t) for j in running)):
+            a = avail + sum(size[j] for j in running if expected_end(j, t) <= e)
+            if a >= need:
+                return e, a
+        return None
+
     def shadow(t):
         """(head, shadow time, processors free then) or None."""
         if not waiting:
             return None
-        head = waiting[0]
-        avail = free()
-        if avail >= size[head]:
-            return head, t, avail
-        ends = sorted(set(expected_end(j, t) for j in running))
-        for e in ends:
-            a = avail + sum(size[j] for j in running if expected_end(j, t) <= e)
-            if a >= size[head]:
-                return head, e, a
-        return None
+        fit = first_fit(size[waiting[0]], t)
+        return None if fit is None else (waiting[0],) + fit
 
     def safe(t, resized, started):
         """resized: {running job: new size}; started: {waiting job: size}."""
@@ -112,7 +130,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             if expected_end(j, t) > when:
                 after -= resized.get(j, size[j])
         for w in started:
-            e = t + jobs[w][2] if jobs[w][2] > 0 else t + 1
+            e = t + req[w] if req[w] > 0 else t + 1
             if e > when:
                 after -= started[w]
         return after >= size[head] or after >= avail
@@ -120,23 +138,8 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
     def gains(w, t):
         if min_gain <= 0:
             return True
-        need = size[w]
-        avail = free()
-        for e in sorted(set(expected_end(j, t) for j in running)):
-            if avail + sum(size[j] for j in running if expected_end(j, t) <= e) >= need:
-                return e - t > min_gain
-        return True
-
-    def begin(j, t):
-        start[j] = t
-        upd[j] = resume[j] = t
-        work[j] = jobs[j][1] * rate_at(j, jobs[j][3])
-        finish[j] = t + jobs[j][1]
-        if size[j] != jobs[j][3]:
-            finish[j] = t + whole_seconds(work[j], rate(j))
-        running.append(j)
-        waiting.remove(j)
-        log.append((j, t, size[j]))
+        fit = first_fit(size[w], t)
+        return fit is None or fit[0] - t > min_gain
 
     def resize(j, p, t):
         b = max(upd[j], resume[j])
@@ -150,8 +153,59 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         finish[j] = max(resume[j] + whole_seconds(work[j] - done[j], rate(j)), t + 1)
         log.append((j, t, p))
 
+    def take(j, t):
+        """Waiting job (or expander) j starts holding its size now."""
+        start[j] = t
+        running.append(j)
+        waiting.remove(j)
+
+    def settle(j, t):
+        """After its start: a job gets its work state; an expander merges into its job."""
+        if j >= n:
+            par = j - n
+            running.remove(j)
+            pending[par] = False
+            xl.append((1, par, t, size[j]))
+            resize(par, size[par] + size[j], t)
+            return
+        upd[j] = resume[j] = t
+        work[j] = jobs[j][1] * rate_at(j, jobs[j][3])
+        finish[j] = t + jobs[j][1]
+        if size[j] != jobs[j][3]:
+            finish[j] = t + whole_seconds(work[j], rate(j))
+        log.append((j, t, size[j]))
+
+    def begin(j, t):
+        take(j, t)
+        settle(j, t)
+
+    def schedule_pass(t):
+        """The rigid pass: strict queue order, then (easy) backfill behind the head."""
+        waiting.sort(key=lambda j: (sub[j], j))
+        started = []
+        queue = list(waiting)
+        k = 0
+        while k < len(queue) and size[queue[k]] <= free():
+            take(queue[k], t)
+            started.append(queue[k])
+            k += 1
+        if backfill == "easy" and k < len(queue):
+            head = queue[k]
+            when, avail = first_fit(size[head], t)
+            extra = avail - size[head]
+            for j in queue[k + 1:]:
+                if size[j] <= free() and (t + req[j] <= when or size[j] <= extra):
+                    take(j, t)
+                    started.append(j)
+                    if t + req[j] > when:
+                        extra -= size[j]
+        for j in started:
+            settle(j, t)
+
     def shrink_else_expand(t, efficient):
         order = sorted(running, key=lambda j: (expected_end(j, t), start[j], j))
+        promised = 0                 # free processors asked for by this phase's expanders
+        new = set()
         for j in order:
             if not eligible(j, t):
                 continue
@@ -174,14 +228,27 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                 begin(w, t)
                 shrunk = True
                 break
-            if shrunk or size[j] >= cap or free() <= 0:
+            avail = free() - promised
+            if shrunk or size[j] >= cap or avail <= 0:
                 continue
-            if waiting and free() >= min(size[w] for w in waiting):
+            if any(free() >= size[w] for w in waiting if w not in new):
                 continue
-            p = allowed(j, min(cap, size[j] + free()))
-            if p > size[j] and model_end(j, size[j], t) - model_end(j, p, t) > min_gain \
-                    and safe(t, {j: p}, {}):
-                resize(j, p, t)
+            p = allowed(j, min(cap, size[j] + avail))
+            if p <= size[j] or pending[j] or model_end(j, size[j], t) - model_end(j, p, t) <= min_gain:
+                continue
+            if expand_mode == "in-place":
+                if safe(t, {j: p}, {}):
+                    resize(j, p, t)
+                continue
+            e = n + j                # slurm: queue an expander submitted now
+            sub[e], size[e], start[e] = t, p - size[j], -1
+            req[e] = max(expected_end(j, t) - t, 1)
+            pending[j] = True
+            waiting.append(e)
+            new.add(e)
+            promised += size[e]
+            xl.append((0, j, t, size[e]))
+        return bool(new)
 
     times = sorted({j[0] for j in jobs})
     t = None
@@ -195,33 +262,34 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             if finish[j] == t:
                 running.remove(j)
                 end[j] = t
+                if pending[j]:       # its expander leaves the queue unstarted
+                    pending[j] = False
+                    waiting.remove(n + j)
+                    xl.append((2, j, t, size[n + j]))
         for j in range(n):
             if jobs[j][0] == t:
                 waiting.append(j)
-                if jobs[j][4] and start_size == "min":
+                if kind[j] and start_size == "min":
                     size[j] = allowed(j, jobs[j][5]) or jobs[j][3]
-                elif jobs[j][4] and start_size == "preferred":
+                elif kind[j] and start_size == "preferred":
                     size[j] = preferred(j)
-        waiting.sort()
-        for j in list(waiting):          # strict queue order
-            if size[j] > free():
-                break
-            begin(j, t)
+        schedule_pass(t)
         if policy == "none" and start_size != "fit":
             continue
         if start_size == "fit":
             for w in list(waiting):
-                if not jobs[w][4] or free() < jobs[w][5]:
+                if free() == 0:
+                    break
+                if not kind[w] or free() < jobs[w][5]:
                     continue
                 for p in range(min(free(), jobs[w][6]), jobs[w][5] - 1, -1):
                     if allowed(w, p) == p and safe(t, {}, {w: p}):
                         size[w] = p
                         begin(w, t)
                         break
-                if free() == 0:
-                    break
+        requested = False
         if policy in ("dmr", "efficiency"):
-            shrink_else_expand(t, policy == "efficiency")
+            requested = shrink_else_expand(t, policy == "efficiency")
         elif policy == "head-unblock":
             while waiting and size[waiting[0]] > free():
                 head = waiting[0]
@@ -248,4 +316,6 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                 for j, p in plan.items():
                     resize(j, p, t)
                 begin(head, t)
-    return start, end, log
+        if requested:                # the new expanders get a pass now
+            schedule_pass(t)
+    return start[:n], end, log

@@ -513,9 +513,14 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
        model=st.sampled_from(["linear", "amdahl:0.1"]), pow2=st.booleans(),
        cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]),
        start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
-       min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]))
+       min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]),
+       backfill=st.sampled_from(["none", "easy"]))
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
-                                                 interval, start_size, min_gain, threshold):
+                                                 interval, start_size, min_gain, threshold,
+                                                 backfill):
+    """The core and tests/oracle_malleable.py (written from docs/malleability.md, sharing
+    no code) give the same starts, ends and size changes: every policy, start-size rule,
+    minimum gain, backfill none and EASY."""
     from oracle_malleable import oracle_malleable
 
     rows = []
@@ -529,11 +534,11 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                        reconfig_per_proc=cost[1], min_interval=interval,
                        start_size=start_size, min_gain=min_gain,
                        efficiency_threshold=threshold)
-    res = run(rows, total, mal, backfill="none")
+    res = run(rows, total, mal, backfill=backfill)
     start, end, log = oracle_malleable(rows, total, policy=policy, model=model.split(":")[0],
                                        cost=cost, min_interval=interval, pow2=pow2,
                                        start_size=start_size, threshold=threshold,
-                                       min_gain=min_gain)
+                                       min_gain=min_gain, backfill=backfill)
     assert res["start"].tolist() == start
     assert res["end"].tolist() == end
     got = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
