@@ -514,13 +514,15 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
        cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]),
        start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
        min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]),
-       backfill=st.sampled_from(["none", "easy"]))
+       backfill=st.sampled_from(["none", "easy"]),
+       expand_mode=st.sampled_from(["in-place", "slurm"]))
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
                                                  interval, start_size, min_gain, threshold,
-                                                 backfill):
+                                                 backfill, expand_mode):
     """The core and tests/oracle_malleable.py (written from docs/malleability.md, sharing
-    no code) give the same starts, ends and size changes: every policy, start-size rule,
-    minimum gain, backfill none and EASY."""
+    no code) give the same starts, ends, size changes and expander log (request, merge,
+    cancel): every policy, start-size rule, minimum gain, backfill none and EASY, expand
+    mode in-place and slurm."""
     from oracle_malleable import oracle_malleable
 
     rows = []
@@ -533,12 +535,17 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                        estimate_scaling="fixed", reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], min_interval=interval,
                        start_size=start_size, min_gain=min_gain,
-                       efficiency_threshold=threshold)
+                       efficiency_threshold=threshold, expand_mode=expand_mode)
     res = run(rows, total, mal, backfill=backfill)
+    xlog = []
     start, end, log = oracle_malleable(rows, total, policy=policy, model=model.split(":")[0],
                                        cost=cost, min_interval=interval, pow2=pow2,
                                        start_size=start_size, threshold=threshold,
-                                       min_gain=min_gain, backfill=backfill)
+                                       min_gain=min_gain, backfill=backfill,
+                                       expand_mode=expand_mode, xlog=xlog)
+    got_x = list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
+                     res["exp_time"].tolist(), res["exp_procs"].tolist()))
+    assert sorted(got_x) == sorted(xlog)
     assert res["start"].tolist() == start
     assert res["end"].tolist() == end
     got = list(zip(res["log_job"].tolist(), res["log_time"].tolist(), res["log_size"].tolist()))
