@@ -2,10 +2,12 @@
 efficiency (docs/malleability.md, read aloud), for tiny workloads.
 
 Shares no code with ``malleo._core`` (never imports it).  Covered: FCFS order, backfill
-``none`` (strict queue order) and ``easy`` (the strict walk, then the jobs behind the blocked
+``none`` (strict queue order), ``easy`` (the strict walk, then the jobs behind the blocked
 head that fit now and end by its shadow time or use only its extra processors,
-docs/scheduling-semantics.md); the queue head's reservation is its shadow time: the
-earliest time the running jobs' expected ends free its size.  Linear and Amdahl speedups,
+docs/scheduling-semantics.md) and ``conservative`` (every waiting job re-planned at its
+earliest fit each pass, holders of a reservation first).  Under none and easy the queue
+head's reservation is protected: its shadow time, the earliest time the running jobs'
+expected ends free its size; under conservative every waiting job's planned start.  Linear and Amdahl speedups,
 reconfiguration cost, minimum interval, points at any pass, fixed estimates (expected
 end = start + request, extended to now + 1 when overdue), policies ``dmr``,
 ``head-unblock`` and ``efficiency``, start sizes ``full``, ``min``, ``preferred`` and
@@ -14,7 +16,8 @@ rigid expander job submitted at the decision, estimate the job's remaining expec
 it merges into its job when a pass starts it, is cancelled at the job's end; one more pass
 runs at the same instant after a phase that requested expanders).  Every decision is taken
 only if the head still finds its processors free at its shadow time (or is itself
-started).  Plain lists; every pass recomputes everything from scratch.  Times are integer
+started); under conservative only if the free count, with every planned start held, never
+falls below zero where the decision lowered it.  Plain lists; every pass recomputes everything from scratch.  Times are integer
 seconds, sizes processors.
 """
 from __future__ import annotations
@@ -38,13 +41,14 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
     is malleable, 1 moldable.  Returns (start, end, log) with log a list of (job, time,
     size).  ``xlog`` (a list, optional) receives the expander log: (event, job, time,
     processors), event 0 request, 1 merge, 2 cancel."""
-    assert backfill in ("none", "easy") and expand_mode in ("in-place", "slurm")
+    assert backfill in ("none", "easy", "conservative") and expand_mode in ("in-place", "slurm")
     n = len(jobs)
     # slots 0..n-1: the jobs; slot n + j: job j's expander (a rigid queued job)
     sub = [j[0] for j in jobs] + [0] * n
     req = [j[2] for j in jobs] + [0] * n
     kind = [j[4] for j in jobs] + [0] * n
     start = [-1] * (2 * n)
+    resv = [-1] * (2 * n)          # conservative: planned start from the latest pass
     end = [-1] * n
     size = [j[3] for j in jobs] + [0] * n
     done = [0.0] * n
@@ -121,6 +125,8 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
 
     def safe(t, resized, started):
         """resized: {running job: new size}; started: {waiting job: size}."""
+        if backfill == "conservative":
+            return safe_all(t, resized, started)
         sh = shadow(t)
         if sh is None or sh[0] in started:
             return True
@@ -134,6 +140,49 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             if e > when:
                 after -= started[w]
         return after >= size[head] or after >= avail
+
+    def safe_all(t, resized, started):
+        """Conservative: with every waiting job's planned start of the pass held (its size
+        from then for max(estimate, 1) s; a job the decision starts gives its up), the free
+        count after the decision never falls below zero at an instant where the decision
+        lowered it."""
+        held = [(resv[w], resv[w] + max(req[w], 1), size[w]) for w in waiting
+                if resv[w] >= t and w not in started]
+        ends = {expected_end(j, t) for j in running}
+        marks = {t} | ends | {b for b, _, _ in held} | {e for _, e, _ in held}
+        marks |= {t + max(req[w], 1) for w in started}
+
+        def free_at(x, after):
+            f = total
+            for j in running:
+                if expected_end(j, t) > x:
+                    f -= after.get(j, size[j])
+            for b, e, p in held:
+                if b <= x < e:
+                    f -= p
+            return f
+        for x in sorted(marks):
+            old = free_at(x, {})
+            new = free_at(x, resized)
+            for w, p in started.items():
+                if x < t + max(req[w], 1):
+                    new -= p
+            if new < 0 and new < old:
+                return False
+        return True
+
+    def fits_for(t, s0, p, hold, plan):
+        """p processors free during [s0, s0 + hold) given the running jobs' expected ends
+        and the reservations in ``plan`` (begin, end, size)."""
+        marks = {s0} | {expected_end(j, t) for j in running} | {b for b, _, _ in plan}
+        for x in sorted(marks):
+            if x < s0 or x >= s0 + hold:
+                continue
+            f = total - sum(size[j] for j in running if expected_end(j, t) > x)
+            f -= sum(q for b, e, q in plan if b <= x < e)
+            if f < p:
+                return False
+        return True
 
     def gains(w, t):
         if min_gain <= 0:
@@ -180,9 +229,29 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         settle(j, t)
 
     def schedule_pass(t):
-        """The rigid pass: strict queue order, then (easy) backfill behind the head."""
+        """The rigid pass: strict queue order, then (easy) backfill behind the head;
+        conservative: every waiting job re-planned at its earliest fit, holders of a
+        reservation first (by it, ties in queue order), those planned now start."""
         waiting.sort(key=lambda j: (sub[j], j))
         started = []
+        if backfill == "conservative":
+            pos = {j: k for k, j in enumerate(waiting)}
+            order = sorted(waiting, key=lambda j: (resv[j] < 0, resv[j], pos[j]))
+            plan = []
+            for j in order:
+                hold = max(req[j], 1)
+                cands = sorted({t} | {expected_end(r, t) for r in running}
+                               | {e for _, e, _ in plan})
+                s0 = next(x for x in cands if x >= t and fits_for(t, x, size[j], hold, plan))
+                resv[j] = s0
+                if s0 == t:
+                    take(j, t)
+                    started.append(j)
+                else:
+                    plan.append((s0, s0 + hold, size[j]))
+            for j in started:
+                settle(j, t)
+            return
         queue = list(waiting)
         k = 0
         while k < len(queue) and size[queue[k]] <= free():
@@ -241,7 +310,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                     resize(j, p, t)
                 continue
             e = n + j                # slurm: queue an expander submitted now
-            sub[e], size[e], start[e] = t, p - size[j], -1
+            sub[e], size[e], start[e], resv[e] = t, p - size[j], -1, -1
             req[e] = max(expected_end(j, t) - t, 1)
             pending[j] = True
             waiting.append(e)

@@ -514,14 +514,14 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
        cost=st.sampled_from([(0.0, 0.0), (2.0, 0.5)]), interval=st.sampled_from([0, 7]),
        start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
        min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]),
-       backfill=st.sampled_from(["none", "easy"]),
+       backfill=st.sampled_from(["none", "easy", "conservative"]),
        expand_mode=st.sampled_from(["in-place", "slurm"]))
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
                                                  interval, start_size, min_gain, threshold,
                                                  backfill, expand_mode):
     """The core and tests/oracle_malleable.py (written from docs/malleability.md, sharing
     no code) give the same starts, ends, size changes and expander log (request, merge,
-    cancel): every policy, start-size rule, minimum gain, backfill none and EASY, expand
+    cancel): every policy, start-size rule, minimum gain, backfill none, EASY and conservative, expand
     mode in-place and slurm."""
     from oracle_malleable import oracle_malleable
 
