@@ -8,8 +8,10 @@ docs/scheduling-semantics.md) and ``conservative`` (every waiting job re-planned
 earliest fit each pass, holders of a reservation first).  Under none and easy the queue
 head's reservation is protected: its shadow time, the earliest time the running jobs'
 expected ends free its size; under conservative every waiting job's planned start.  Linear and Amdahl speedups,
-reconfiguration cost, minimum interval, points at any pass, fixed estimates (expected
-end = start + request, extended to now + 1 when overdue), policies ``dmr``,
+reconfiguration cost, minimum interval, points at any pass, estimates fixed (expected
+end = start + request, extended to now + 1 when overdue) or scaled with the speedup (the
+requested time is work: a job queued or started at another size, or resized, gets the time
+its remaining requested work takes at its new size), policies ``dmr``,
 ``head-unblock`` and ``efficiency``, start sizes ``full``, ``min``, ``preferred`` and
 ``fit``, the minimum gain, expand modes ``in-place`` and ``slurm`` (an expansion queues a
 rigid expander job submitted at the decision, estimate the job's remaining expected time;
@@ -36,11 +38,14 @@ def whole_seconds(work: float, rate: float) -> int:
 
 def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                      min_interval=0, pow2=False, start_size="full", threshold=0.8,
-                     min_gain=0, backfill="none", expand_mode="in-place", xlog=None):
+                     min_gain=0, backfill="none", expand_mode="in-place", xlog=None,
+                     scaled=False):
     """jobs: rows (submit, runtime, request, procs, kind, min, max, f), submit-sorted; kind 2
     is malleable, 1 moldable.  Returns (start, end, log) with log a list of (job, time,
     size).  ``xlog`` (a list, optional) receives the expander log: (event, job, time,
-    processors), event 0 request, 1 merge, 2 cancel."""
+    processors), event 0 request, 1 merge, 2 cancel.  ``scaled``: estimates scale with the
+    speedup (a request is work: a job queued or started at another size, or resized, gets
+    the time its remaining requested work takes at the new size); else fixed."""
     assert backfill in ("none", "easy", "conservative") and expand_mode in ("in-place", "slurm")
     n = len(jobs)
     # slots 0..n-1: the jobs; slot n + j: job j's expander (a rigid queued job)
@@ -53,6 +58,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
     size = [j[3] for j in jobs] + [0] * n
     done = [0.0] * n
     work = [0.0] * n
+    req_work = [0.0] * n           # scaled: the requested time as work, from the start
     upd = [0] * n
     resume = [0] * n
     finish = [0] * n
@@ -104,6 +110,29 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             base += cost_of(abs(p - size[j]))
         return base + whole_seconds(rest, rate_at(j, p))
 
+    def queue_size(j, p):
+        """Waiting job j asks for p processors; scaled: its request follows."""
+        if scaled and p != size[j]:
+            req[j] = whole_seconds(req[j] * rate_at(j, size[j]), rate_at(j, p))
+        size[j] = p
+
+    def start_end(w, p, t):
+        """Waiting job (or expander) w's expected end if it starts now at p."""
+        r = req[w]
+        if scaled and p != size[w]:
+            r = whole_seconds(r * rate_at(w, size[w]), rate_at(w, p))
+        return t + r if r > 0 else t + 1
+
+    def new_end(j, p, t):
+        """Running job j's expected end if resized to p now."""
+        if not scaled:
+            return expected_end(j, t)
+        d = done[j] + (rate(j) * (t - max(upd[j], resume[j])) if t > max(upd[j], resume[j])
+                       else 0.0)
+        e = max(resume[j], t) + cost_of(abs(p - size[j]))
+        e += whole_seconds(req_work[j] - d, rate_at(j, p))
+        return e if e > t else t + 1
+
     def first_fit(need, t):
         """(earliest time ``need`` processors are free given the running jobs' expected
         ends, processors free then) or None."""
@@ -133,12 +162,14 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         head, when, avail = sh
         after = total
         for j in running:
-            if expected_end(j, t) > when:
-                after -= resized.get(j, size[j])
-        for w in started:
-            e = t + req[w] if req[w] > 0 else t + 1
-            if e > when:
-                after -= started[w]
+            if j in resized:
+                if new_end(j, resized[j], t) > when:
+                    after -= resized[j]
+            elif expected_end(j, t) > when:
+                after -= size[j]
+        for w, p in started.items():
+            if start_end(w, p, t) > when:
+                after -= p
         return after >= size[head] or after >= avail
 
     def safe_all(t, resized, started):
@@ -149,23 +180,27 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         held = [(resv[w], resv[w] + max(req[w], 1), size[w]) for w in waiting
                 if resv[w] >= t and w not in started]
         ends = {expected_end(j, t) for j in running}
+        moved = {j: new_end(j, p, t) for j, p in resized.items()}
+        begun = {w: start_end(w, p, t) for w, p in started.items()}
         marks = {t} | ends | {b for b, _, _ in held} | {e for _, e, _ in held}
-        marks |= {t + max(req[w], 1) for w in started}
+        marks |= set(moved.values()) | set(begun.values())
 
-        def free_at(x, after):
+        def free_at(x, changed):
             f = total
             for j in running:
-                if expected_end(j, t) > x:
-                    f -= after.get(j, size[j])
+                if changed and j in resized:
+                    f -= resized[j] if moved[j] > x else 0
+                elif expected_end(j, t) > x:
+                    f -= size[j]
             for b, e, p in held:
                 if b <= x < e:
                     f -= p
             return f
         for x in sorted(marks):
-            old = free_at(x, {})
-            new = free_at(x, resized)
+            old = free_at(x, False)
+            new = free_at(x, True)
             for w, p in started.items():
-                if x < t + max(req[w], 1):
+                if x < begun[w]:
                     new -= p
             if new < 0 and new < old:
                 return False
@@ -200,6 +235,8 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
         resume[j] = max(resume[j], t) + c
         last[j] = t
         finish[j] = max(resume[j] + whole_seconds(work[j] - done[j], rate(j)), t + 1)
+        if scaled:
+            req[j] = resume[j] + whole_seconds(req_work[j] - done[j], rate(j)) - start[j]
         log.append((j, t, p))
 
     def take(j, t):
@@ -218,6 +255,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             resize(par, size[par] + size[j], t)
             return
         upd[j] = resume[j] = t
+        req_work[j] = req[j] * rate(j)
         work[j] = jobs[j][1] * rate_at(j, jobs[j][3])
         finish[j] = t + jobs[j][1]
         if size[j] != jobs[j][3]:
@@ -339,9 +377,9 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
             if jobs[j][0] == t:
                 waiting.append(j)
                 if kind[j] and start_size == "min":
-                    size[j] = allowed(j, jobs[j][5]) or jobs[j][3]
+                    queue_size(j, allowed(j, jobs[j][5]) or jobs[j][3])
                 elif kind[j] and start_size == "preferred":
-                    size[j] = preferred(j)
+                    queue_size(j, preferred(j))
         schedule_pass(t)
         if policy == "none" and start_size != "fit":
             continue
@@ -353,7 +391,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                     continue
                 for p in range(min(free(), jobs[w][6]), jobs[w][5] - 1, -1):
                     if allowed(w, p) == p and safe(t, {}, {w: p}):
-                        size[w] = p
+                        queue_size(w, p)
                         begin(w, t)
                         break
         requested = False

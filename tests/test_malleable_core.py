@@ -516,14 +516,15 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
        start_size=st.sampled_from(["full", "min", "preferred", "fit"]),
        min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]),
        backfill=st.sampled_from(["none", "easy", "conservative"]),
-       expand_mode=st.sampled_from(["in-place", "slurm"]))
+       expand_mode=st.sampled_from(["in-place", "slurm"]),
+       scaling=st.sampled_from(["fixed", "speedup"]))
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
                                                  interval, start_size, min_gain, threshold,
-                                                 backfill, expand_mode):
+                                                 backfill, expand_mode, scaling):
     """The core and tests/oracle_malleable.py (written from docs/malleability.md, sharing
     no code) give the same starts, ends, size changes and expander log (request, merge,
     cancel): every policy, start-size rule, minimum gain, backfill none, EASY and conservative, expand
-    mode in-place and slurm."""
+    mode in-place and slurm, estimates fixed or scaled with the speedup."""
     from oracle_malleable import oracle_malleable
 
     rows = []
@@ -533,7 +534,7 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                      max(1, p - lo) if kind else p, min(total, p + hi) if kind else p,
                      0.1 if model != "linear" else 0.0))
     mal = Malleability(speedup=model, policy=policy, power_of_two=pow2,
-                       estimate_scaling="fixed", reconfig_fixed=cost[0],
+                       estimate_scaling=scaling, reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], min_interval=interval,
                        start_size=start_size, min_gain=min_gain,
                        efficiency_threshold=threshold, expand_mode=expand_mode)
@@ -543,7 +544,8 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                                        cost=cost, min_interval=interval, pow2=pow2,
                                        start_size=start_size, threshold=threshold,
                                        min_gain=min_gain, backfill=backfill,
-                                       expand_mode=expand_mode, xlog=xlog)
+                                       expand_mode=expand_mode, xlog=xlog,
+                                       scaled=scaling == "speedup")
     got_x = list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
                      res["exp_time"].tolist(), res["exp_procs"].tolist()))
     assert sorted(got_x) == sorted(xlog)
