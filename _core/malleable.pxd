@@ -1046,7 +1046,9 @@ cdef inline int moldable_pass(sched_t* s, mall_t* m) except -1 nogil:
         j = s.wait[0]
         if m.kind[j] != KIND_MOLDABLE or s.procs[j] <= s.free:
             return 0
-        ework = <double> s.est[j] * speedup(m, j, m.p0[j])
+        # its estimated work: scaled estimates were converted at the size it asks for
+        # (start size min / preferred), fixed ones stay the estimate at p0
+        ework = <double> s.est[j] * speedup(m, j, s.procs[j] if m.is_scaled else m.p0[j])
         best_p = 0
         best_done = 0
         p = m.pmin[j]

@@ -13,7 +13,7 @@ end = start + request, extended to now + 1 when overdue) or scaled with the spee
 requested time is work: a job queued or started at another size, or resized, gets the time
 its remaining requested work takes at its new size), policies ``dmr``,
 ``head-unblock`` and ``efficiency``, start sizes ``full``, ``min``, ``preferred`` and
-``fit``, the minimum gain, expand modes ``in-place`` and ``slurm`` (an expansion queues a
+``fit``, moldable start, the minimum gain, expand modes ``in-place`` and ``slurm`` (an expansion queues a
 rigid expander job submitted at the decision, estimate the job's remaining expected time;
 it merges into its job when a pass starts it, is cancelled at the job's end; one more pass
 runs at the same instant after a phase that requested expanders).  Every decision is taken
@@ -39,13 +39,15 @@ def whole_seconds(work: float, rate: float) -> int:
 def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                      min_interval=0, pow2=False, start_size="full", threshold=0.8,
                      min_gain=0, backfill="none", expand_mode="in-place", xlog=None,
-                     scaled=False):
+                     scaled=False, moldable_start=False):
     """jobs: rows (submit, runtime, request, procs, kind, min, max, f), submit-sorted; kind 2
     is malleable, 1 moldable.  Returns (start, end, log) with log a list of (job, time,
     size).  ``xlog`` (a list, optional) receives the expander log: (event, job, time,
     processors), event 0 request, 1 merge, 2 cancel.  ``scaled``: estimates scale with the
     speedup (a request is work: a job queued or started at another size, or resized, gets
-    the time its remaining requested work takes at the new size); else fixed."""
+    the time its remaining requested work takes at the new size); else fixed.
+    ``moldable_start``: a blocked moldable queue head starts at the size that completes
+    it earliest, if that size is free now."""
     assert backfill in ("none", "easy", "conservative") and expand_mode in ("in-place", "slurm")
     n = len(jobs)
     # slots 0..n-1: the jobs; slot n + j: job j's expander (a rigid queued job)
@@ -381,7 +383,7 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                 elif kind[j] and start_size == "preferred":
                     queue_size(j, preferred(j))
         schedule_pass(t)
-        if policy == "none" and start_size != "fit":
+        if policy == "none" and start_size != "fit" and not moldable_start:
             continue
         if start_size == "fit":
             for w in list(waiting):
@@ -394,6 +396,26 @@ def oracle_malleable(jobs, total, *, policy, model="linear", cost=(0.0, 0.0),
                         queue_size(w, p)
                         begin(w, t)
                         break
+        while moldable_start and waiting:
+            j = waiting[0]
+            if kind[j] != 1 or size[j] <= free():
+                break
+            # its estimated work: the estimate at the size it asks for (fixed: at p0)
+            w = req[j] * rate_at(j, size[j] if scaled else jobs[j][3])
+            best, best_done = 0, None
+            for p in range(jobs[j][5], jobs[j][6] + 1):
+                if allowed(j, p) != p:
+                    continue
+                fit = first_fit(p, t)
+                if fit is None:
+                    continue
+                done_at = fit[0] + whole_seconds(w, rate_at(j, p))
+                if best == 0 or done_at < best_done:
+                    best, best_done = p, done_at
+            if best == 0 or best > free() or not safe(t, {}, {j: best}):
+                break
+            queue_size(j, best)
+            begin(j, t)
         requested = False
         if policy in ("dmr", "efficiency"):
             requested = shrink_else_expand(t, policy == "efficiency")

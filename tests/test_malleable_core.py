@@ -406,6 +406,20 @@ def test_moldable_start_smaller_now_or_wait():
     assert off["start"].tolist() == [0, 100]
 
 
+def test_moldable_start_counts_the_work_of_a_job_queued_at_its_preferred_size():
+    """Found by the malleable oracle: with scaled estimates a moldable job queued at its
+    preferred size (3 of p0 6, Amdahl F = 0.1: S(3) = 2.5, S(6) = 4) has its estimate
+    converted to that size (9 s at 6 -> 15 s at 3), so its work is 15 x S(3) = 37.5, not
+    15 x S(6) = 60.  At t = 8 (1 processor free until R ends at 39): 1 processor now ends
+    at 8 + 38 = 46, 6 from 39 at 39 + 10 = 49: it starts now at 1 (the old kernel, 60
+    work: 68 against 54, kept it waiting until 36)."""
+    mal = Malleability(speedup="amdahl:0.1", moldable_start=True, policy="dmr",
+                       start_size="preferred", estimate_scaling="speedup")
+    res = run([(2, 34, 37, 5, RIGID, 5, 5, 0.1), (8, 8, 9, 6, MOLDABLE, 1, 6, 0.1)], 6, mal)
+    assert res["start"].tolist() == [2, 8]
+    assert sizes(res, 1) == [(8, 1)]
+
+
 def test_bad_size_range_is_refused():
     with pytest.raises(ValueError, match="min_procs/max_procs"):
         run([(0, 10, 10, 4, MALLEABLE, 5, 8)], 8)
@@ -517,14 +531,15 @@ def test_plan_at_every_event_equals_simulate(jobs, total, policy, backfill, pow2
        min_gain=st.sampled_from([0, 5]), threshold=st.sampled_from([0.8, 0.5]),
        backfill=st.sampled_from(["none", "easy", "conservative"]),
        expand_mode=st.sampled_from(["in-place", "slurm"]),
-       scaling=st.sampled_from(["fixed", "speedup"]))
+       scaling=st.sampled_from(["fixed", "speedup"]), moldable=st.booleans())
 def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow2, cost,
                                                  interval, start_size, min_gain, threshold,
-                                                 backfill, expand_mode, scaling):
+                                                 backfill, expand_mode, scaling, moldable):
     """The core and tests/oracle_malleable.py (written from docs/malleability.md, sharing
     no code) give the same starts, ends, size changes and expander log (request, merge,
     cancel): every policy, start-size rule, minimum gain, backfill none, EASY and conservative, expand
-    mode in-place and slurm, estimates fixed or scaled with the speedup."""
+    mode in-place and slurm, estimates fixed or scaled with the speedup, moldable start
+    on or off."""
     from oracle_malleable import oracle_malleable
 
     rows = []
@@ -537,7 +552,8 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                        estimate_scaling=scaling, reconfig_fixed=cost[0],
                        reconfig_per_proc=cost[1], min_interval=interval,
                        start_size=start_size, min_gain=min_gain,
-                       efficiency_threshold=threshold, expand_mode=expand_mode)
+                       efficiency_threshold=threshold, expand_mode=expand_mode,
+                       moldable_start=moldable)
     res = run(rows, total, mal, backfill=backfill)
     xlog = []
     start, end, log = oracle_malleable(rows, total, policy=policy, model=model.split(":")[0],
@@ -545,7 +561,7 @@ def test_core_matches_the_naive_malleable_oracle(jobs, total, policy, model, pow
                                        start_size=start_size, threshold=threshold,
                                        min_gain=min_gain, backfill=backfill,
                                        expand_mode=expand_mode, xlog=xlog,
-                                       scaled=scaling == "speedup")
+                                       scaled=scaling == "speedup", moldable_start=moldable)
     got_x = list(zip(res["exp_event"].tolist(), res["exp_job"].tolist(),
                      res["exp_time"].tolist(), res["exp_procs"].tolist()))
     assert sorted(got_x) == sorted(xlog)
