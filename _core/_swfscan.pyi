@@ -36,3 +36,7 @@ class Scanner:
         list[npt.NDArray[np.float64] | None],  # other fields
         npt.NDArray[np.int64],          # 1-based line number of each good line
     ]: ...
+
+class Column:
+    """A scanner buffer handed to numpy (the base of the arrays ``Scanner.result`` returns):
+    writable bytes in an anonymous memory mapping, unmapped when the last view is freed."""

@@ -2,11 +2,13 @@
 
 A :class:`Scanner` is fed the decompressed text in chunks of whole lines and keeps only
 what it parsed: each job line must hold exactly ``nfields`` numbers separated by runs of
-spaces or tabs.  Values are stored field-major (each field one growing C buffer, grown
-by ``realloc``) as int64 for the integer fields, which must hold integral values, and
-float64 for the others, plus the 1-based line number of each job line.  Memory is
-therefore proportional to the job lines, never to the bytes read: blank lines cost
-nothing, comment lines are kept up to a byte budget (the header), and the caller holds
+spaces or tabs.  Values are stored field-major (each field one growing anonymous memory
+mapping, doubled by ``mremap``: no copy, and the pages not yet written use no memory) as
+int64 for the integer fields, which must hold integral values, and float64 for the
+others, plus the 1-based line number of each job line; :meth:`Scanner.result` hands the
+mappings to numpy as they are (no copy; issue 16: peak memory).  Memory is therefore
+proportional to the job lines (8 bytes a stored field a row), never to the bytes read,
+and is returned to the system when the arrays are freed: blank lines cost nothing, comment lines are kept up to a byte budget (the header), and the caller holds
 one chunk at a time.  Lines starting with ``;`` are comments; blank lines are skipped.
 The first bad line stops the scan (``stopped``) unless ``lenient`` is true, in which case
 bad lines are skipped and reported.  Line ends are ``\\n`` only: the caller turns ``\\r\\n``
@@ -17,10 +19,45 @@ import numpy as np
 
 from libc.stdint cimport INT64_MAX, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, realloc, strtod
-from libc.string cimport memcpy
 from libc.math cimport floor, isfinite
 
 cimport cython
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <sys/mman.h>
+    /* Column buffers are anonymous mappings (issue 16): they never fragment the heap,
+       pages not yet written use no memory, growing one moves no data (mremap on Linux),
+       and unmapping returns the memory to the system at once. */
+    static void* swfscan_map(size_t nbytes) {
+        void* p = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    static void swfscan_unmap(void* p, size_t nbytes) {
+        if (p != NULL) munmap(p, nbytes);
+    }
+    /* The mapping of old_bytes at old resized to new_bytes (its data kept), NULL on
+       failure (old is then untouched). */
+    static void* swfscan_remap(void* old, size_t old_bytes, size_t new_bytes) {
+        void* p;
+        if (old == NULL) return swfscan_map(new_bytes);
+    #ifdef MREMAP_MAYMOVE
+        p = mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
+        return p == MAP_FAILED ? NULL : p;
+    #else
+        p = swfscan_map(new_bytes);
+        if (p == NULL) return NULL;
+        memcpy(p, old, old_bytes < new_bytes ? old_bytes : new_bytes);
+        munmap(old, old_bytes);
+        return p;
+    #endif
+    }
+    """
+    void* swfscan_map(size_t nbytes) nogil
+    void swfscan_unmap(void* p, size_t nbytes) nogil
+    void* swfscan_remap(void* old, size_t old_bytes, size_t new_bytes) nogil
 
 # Kinds of bad line, as reported in ``Scanner.bad`` (mirrored in swf.py).
 BAD_FIELD_COUNT = 1   # not exactly nfields tokens on a job line
@@ -40,7 +77,8 @@ cdef double[23] POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 cdef enum:
     MAX_TOKEN = 255      # longest token handed to strtod (bytes)
     MAX_DIGITS = 19      # digits accumulated exactly (10**19 - 1 < 2**64)
-    FIRST_CAPACITY = 4096
+    FIRST_CAPACITY = 4096  # rows: 32 KiB a buffer, a whole number of pages (doubled)
+    PAGE = 4096            # bytes; mapping sizes are rounded up to it
     REPORTS_PER_KIND = 3 # bad-line reports kept per kind (the others are only counted)
 
 
@@ -206,37 +244,39 @@ cdef class Scanner:
 
     cdef void _release(self) noexcept:
         cdef Py_ssize_t k
+        cdef size_t nbytes = self.cap * 8
         if self.ints != NULL:
             for k in range(self.n_int):
-                free(self.ints[k])
+                swfscan_unmap(self.ints[k], nbytes)
                 self.ints[k] = NULL
         if self.floats != NULL:
             for k in range(self.nfields - self.n_int):
-                free(self.floats[k])
+                swfscan_unmap(self.floats[k], nbytes)
                 self.floats[k] = NULL
-        free(self.numbers)
+        swfscan_unmap(self.numbers, nbytes)
         self.numbers = NULL
         self.cap = 0
 
     cdef int _grow(self) except -1:
-        """Double the capacity of every buffer (realloc: large blocks are remapped, not
-        copied, and untouched pages use no memory)."""
+        """Double the capacity of every buffer (mremap: the mapping grows or moves without
+        copying, and the new pages use no memory until written)."""
         cdef Py_ssize_t k, cap = FIRST_CAPACITY if self.cap == 0 else 2 * self.cap
+        cdef size_t old_bytes = self.cap * 8, new_bytes = cap * 8
         cdef void* p
         for k in range(self.nfields):
             if not self.keep[k]:
                 continue
             if self.flags[k]:
-                p = realloc(self.ints[self.slot[k]], cap * sizeof(int64_t))
+                p = swfscan_remap(self.ints[self.slot[k]], old_bytes, new_bytes)
                 if p == NULL:
                     raise MemoryError()
                 self.ints[self.slot[k]] = <int64_t*>p
             else:
-                p = realloc(self.floats[self.slot[k]], cap * sizeof(double))
+                p = swfscan_remap(self.floats[self.slot[k]], old_bytes, new_bytes)
                 if p == NULL:
                     raise MemoryError()
                 self.floats[self.slot[k]] = <double*>p
-        p = realloc(self.numbers, cap * sizeof(int64_t))
+        p = swfscan_remap(self.numbers, old_bytes, new_bytes)
         if p == NULL:
             raise MemoryError()
         self.numbers = <int64_t*>p
@@ -354,38 +394,86 @@ cdef class Scanner:
             self.rows += 1
 
     def result(self):
-        """The stored rows, releasing the buffers (call once, after the last feed).
+        """The stored rows, handing the buffers over (call once, after the last feed).
 
         Returns:
             ``(ints, floats, line_numbers)``: lists of 1-D arrays, one per integer field
             (int64) and per other field (float64) in field order (None for a field not
-            kept), and the int64 line number of each row.
+            kept), and the int64 line number of each row.  The arrays are writable and
+            own their memory through their base (a :class:`Column`): the scanner's
+            buffers themselves, cut to the rows, not copies.
         """
         cdef Py_ssize_t k, rows = self.rows
         ints, floats = [], []
         for k in range(self.n_int):
-            ints.append(_take_int(self.ints[k], rows) if self._kept(k, 1) else None)
-            free(self.ints[k])
-            self.ints[k] = NULL
+            if self._kept(k, 1):
+                ints.append(self._take(<void**>&self.ints[k], np.int64))
+            else:
+                ints.append(None)
         for k in range(self.nfields - self.n_int):
-            if not self._kept(k, 0):
+            if self._kept(k, 0):
+                floats.append(self._take(<void**>&self.floats[k], np.float64))
+            else:
                 floats.append(None)
-                continue
-            arr = np.empty(rows, dtype=np.float64)
-            if rows:
-                memcpy(<void*><size_t>arr.ctypes.data, self.floats[k], rows * sizeof(double))
-            floats.append(arr)
-            free(self.floats[k])
-            self.floats[k] = NULL
-        numbers = _take_int(self.numbers, rows)
+        numbers = self._take(<void**>&self.numbers, np.int64)
         self._release()
         self.rows = 0
         return ints, floats, numbers
 
+    cdef object _take(self, void** buffer, dtype):
+        """The ``rows`` values of ``*buffer`` as an array owning the mapping (cut to the
+        pages they fill); ``*buffer`` is then NULL (the scanner no longer holds it)."""
+        cdef size_t cap_bytes = self.cap * 8
+        cdef size_t nbytes = self.rows * 8
+        cdef size_t keep_bytes = (nbytes + PAGE - 1) // PAGE * PAGE
+        cdef void* p = buffer[0]
+        if p == NULL or nbytes == 0:
+            return np.empty(0, dtype=dtype)
+        if keep_bytes < cap_bytes:
+            p = swfscan_remap(p, cap_bytes, keep_bytes)    # shrinks in place
+            if p == NULL:
+                raise MemoryError()
+        else:
+            keep_bytes = cap_bytes
+        buffer[0] = NULL
+        column = Column.__new__(Column)
+        (<Column>column).data = p
+        (<Column>column).nbytes = nbytes
+        (<Column>column).mapped = keep_bytes
+        return np.frombuffer(column, dtype=dtype)
 
-cdef object _take_int(int64_t* data, Py_ssize_t rows):
-    """A fresh int64 array holding ``rows`` values copied from ``data``."""
-    arr = np.empty(rows, dtype=np.int64)
-    if rows:
-        memcpy(<void*><size_t>arr.ctypes.data, data, rows * sizeof(int64_t))
-    return arr
+
+@cython.final
+cdef class Column:
+    """A scanner buffer handed to numpy: ``nbytes`` writable bytes in an anonymous
+    mapping of ``mapped`` bytes, unmapped when the last array viewing it is freed."""
+
+    cdef void* data
+    cdef Py_ssize_t nbytes, mapped
+    cdef Py_ssize_t shape[1]
+
+    def __cinit__(self):
+        self.data = NULL
+        self.nbytes = 0
+        self.mapped = 0
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        self.shape[0] = self.nbytes
+        view.buf = self.data
+        view.obj = self
+        view.len = self.nbytes
+        view.readonly = 0
+        view.itemsize = 1
+        view.format = b"B"
+        view.ndim = 1
+        view.shape = self.shape
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __dealloc__(self):
+        swfscan_unmap(self.data, self.mapped)
+        self.data = NULL

@@ -7,7 +7,8 @@ does (``load_workload(swf_fields=False)`` then ``replay``; ``--swf-fields``: as 
 - peak RSS (MiB, ``getrusage``) after importing numpy, after importing the driver, after
   reading the trace and after the replay;
 - the Python-traced bytes (``tracemalloc``) held after each phase and their peak during it,
-  per job;
+  per job (the scanner's columns are memory mappings, not traced: the read's traced
+  figures count only what is built from them; its RSS counts them);
 - the workload's columns and their bytes per job, and the result's job columns (views of
   the workload's are counted once: they hold no memory of their own).
 

@@ -383,10 +383,13 @@ def _simulate(table: dict[str, np.ndarray], units: np.ndarray, total_units: int,
         # C-contiguous buffers, so copy only when needed.
         return np.require(values, dtype=dtype, requirements=["C", "W"])
 
+    # Sizes, users, queues and partitions go in as int64, as the core checks them
+    # (job_columns.replay_columns reads them as int64): no int32 copy on the way
+    # (issue 16: the replay's peak).
     return simulate(col(table["submit_time"], np.int64), col(table["runtime"], np.int64),
-                    col(table["estimate"], np.int64), col(units, np.int32),
-                    col(table["user_id"], np.int32), col(table["queue"], np.int32),
-                    col(table["partition"], np.int32), int(total_units), policy,
+                    col(table["estimate"], np.int64), col(units, np.int64),
+                    col(table["user_id"], np.int64), col(table["queue"], np.int64),
+                    col(table["partition"], np.int64), int(total_units), policy,
                     progress=progress)
 
 
@@ -445,7 +448,7 @@ def _result(table, core, want, alloc, machine_procs, node_procs, policy, meta, d
         "user": kept(table["user_id"]), "queue": kept(table["queue"]),
         "partition": kept(table["partition"]),
         "backfilled": backfilled,
-        "reservation": np.array(core["reservation"], dtype=np.int64, copy=True),
+        "reservation": np.asarray(core["reservation"], dtype=np.int64),  # the core's own
     }
     summary, users = metrics.summary_and_user_columns(
         submit, start, end, runtime, alloc, user, backfilled, machine_procs, bsld_threshold,

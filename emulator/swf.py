@@ -289,7 +289,7 @@ def _scan_file(source: str, scanner) -> None:
         end = data.rfind(b"\n") + 1
         tail = data[end:] + held
         if end:
-            scanner.feed(data[:end] if end < len(data) else data)
+            scanner.feed(memoryview(data)[:end] if end < len(data) else data)   # no copy
             if scanner.stopped:
                 return
         if len(tail) > MAX_LINE:
@@ -346,7 +346,7 @@ def _file_kind(mode: int) -> str:
 _DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31),
                   "bzip2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}
 _READ_CHUNK = 1 << 20   # bytes read from the file per call
-_CHUNK = 1 << 22        # bytes of decompressed output per call
+_CHUNK = 1 << 20        # bytes of decompressed output per call (issue 16: see below)
 MAX_LINE = 1 << 20
 """The longest line accepted, in bytes."""
 _COMMENT_BUDGET = 1 << 24   # bytes of comment lines kept for the header

@@ -147,10 +147,15 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
     """
     power = PowerModel() if power is None else power
     alloc = np.asarray(column("alloc_procs"), dtype=np.float64)
-    runtime = np.asarray(column("runtime"), dtype=np.float64)
+    # ``alloc * runtime`` converts integer runtimes to float64 on the fly: the same doubles
+    # as a float64 copy, without the copy (issue 16: one job-sized column less at the peak)
+    runtime = np.asarray(column("runtime"))
+    if runtime.dtype.kind not in "iuf":
+        runtime = runtime.astype(np.float64)
     n = len(alloc)
     useful = alloc * runtime if useful is None else np.asarray(useful, dtype=np.float64)
     if is_malleable:
+        runtime = runtime.astype(np.float64, copy=False)
         held = np.asarray(column("proc_seconds"), dtype=np.float64)
         elapsed = np.asarray(column("elapsed"), dtype=np.float64)
         moves = (np.asarray(column("n_expand")) + np.asarray(column("n_shrink")))
@@ -201,7 +206,8 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
             order = [*ranked[:MAX_GROUPS - 1].tolist(), len(uniq)]
         else:
             order = ranked.tolist()
-        res = resized.astype(np.int64)
+        # rigid: no job resized (zeros from calloc: no page written, issue 16)
+        res = resized.astype(np.int64) if is_malleable else np.zeros(n, dtype=np.int64)
         out["by_application"] = _groups(code, labels, column, held, useful, res, order)
         k = np.maximum(np.ceil(np.log2(np.maximum(size, 1)) - 1e-9).astype(np.int64), 0)
         names = size_class(np.left_shift(1, np.arange(int(k.max(initial=0)) + 1)))
