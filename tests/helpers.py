@@ -127,3 +127,17 @@ def first_mismatch(expected: dict, actual: dict, keys=("start", "reservation")):
             if x != y:
                 return key, j, x, y
     return None
+
+
+SCHEDULE_KEYS = ("start", "end", "reservation", "backfilled")
+"""The per-job columns the differential tests compare between the core and the oracle."""
+
+
+def assert_same_schedule(workload, order, backfill, est_mode, **knobs):
+    """The oracle's and the core's schedules of ``workload`` agree on SCHEDULE_KEYS."""
+    expected = oracle_run(workload, order, backfill, est_mode, **knobs)
+    actual = core_run(workload, order, backfill, est_mode, **knobs)
+    mismatch = first_mismatch(expected, actual, SCHEDULE_KEYS)
+    assert mismatch is None, (
+        f"{order}+{backfill}/{est_mode} {knobs}: {mismatch[0]} of job {mismatch[1]}: "
+        f"oracle {mismatch[2]}, core {mismatch[3]}")

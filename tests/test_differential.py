@@ -11,13 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import EXAMPLES, TraceHead, core_run, first_mismatch, oracle_run, trace_paths
+from helpers import EXAMPLES, TraceHead, assert_same_schedule, trace_paths
 from oracle import ORACLE_BACKFILLS, ORACLE_ESTIMATES, ORACLE_ORDERS
 from strategies import estimate_modes, orders, workloads
 
 from malleo.policy import Multifactor
-
-KEYS = ("start", "end", "reservation", "backfilled")
 
 slurm_knobs = st.fixed_dictionaries({
     "bf_max_job_test": st.sampled_from([1, 2, 3, 500]),
@@ -25,15 +23,6 @@ slurm_knobs = st.fixed_dictionaries({
     "bf_resolution": st.sampled_from([1, 7, 60]),
     "bf_rounding": st.sampled_from(["up", "down"]),
 })
-
-
-def assert_same_schedule(workload, order, backfill, est_mode, **knobs):
-    expected = oracle_run(workload, order, backfill, est_mode, **knobs)
-    actual = core_run(workload, order, backfill, est_mode, **knobs)
-    mismatch = first_mismatch(expected, actual, KEYS)
-    assert mismatch is None, (
-        f"{order}+{backfill}/{est_mode} {knobs}: {mismatch[0]} of job {mismatch[1]}: "
-        f"oracle {mismatch[2]}, core {mismatch[3]}")
 
 
 PER_POLICY = max(EXAMPLES // 5, 5)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import EXAMPLES, TraceHead, core_run, first_mismatch, oracle_run, trace_paths
+from helpers import EXAMPLES, TraceHead, assert_same_schedule, core_run, trace_paths
 from oracle import ORACLE_BACKFILLS, ORACLE_ORDERS, TSAFRIR_STEPS_MIN
 from strategies import workloads
 
@@ -25,22 +25,11 @@ from malleo.errors import PolicyError
 from malleo.policy import Policy
 from malleo.policy_file import loads_policy
 
-KEYS = ("start", "end", "reservation", "backfilled")
-
 variants = st.fixed_dictionaries({
     "predict_runs": st.sampled_from([1, 2, 3, 5]),
     "predict_cold": st.sampled_from(["fewer", "request"]),
     "correction": st.sampled_from(["request", "incremental"]),
 })
-
-
-def assert_same(workload, order, backfill, est_mode, **knobs):
-    expected = oracle_run(workload, order, backfill, est_mode, **knobs)
-    actual = core_run(workload, order, backfill, est_mode, **knobs)
-    mismatch = first_mismatch(expected, actual, KEYS)
-    assert mismatch is None, (
-        f"{order}+{backfill}/{est_mode} {knobs}: {mismatch[0]} of job {mismatch[1]}: "
-        f"oracle {mismatch[2]}, core {mismatch[3]}")
 
 
 @pytest.mark.parametrize("backfill", ORACLE_BACKFILLS)
@@ -53,14 +42,14 @@ def test_core_matches_oracle_under_prediction_variants(backfill, workload, order
     long = type(workload)(workload.submit, [r * 97 for r in workload.runtime],
                           [e * 113 for e in workload.estimate], workload.procs,
                           workload.user, workload.total_procs)
-    assert_same(long, order, backfill, est_mode, **knobs)
+    assert_same_schedule(long, order, backfill, est_mode, **knobs)
 
 
 @pytest.mark.parametrize("est_mode", ["predict", "learned"])
 @pytest.mark.parametrize("path", trace_paths(), ids=lambda p: p.name)
 def test_core_matches_oracle_on_real_trace_heads(path, est_mode):
     head = TraceHead(path, 300)
-    assert_same(head, "sjf", "easy", est_mode, predict_runs=3, correction="incremental")
+    assert_same_schedule(head, "sjf", "easy", est_mode, predict_runs=3, correction="incremental")
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import click
 
 from malleo.errors import MalleoError, PolicyError
+from malleo.emulator.swf_clean import OVERRUN, PROCS_FROM
 from malleo.flexible import FlexibleJobs
 from malleo.limits import MAX_PROCS
 from malleo.knobs import Knob, knob, option_dest, table_knobs
@@ -116,6 +117,29 @@ def _check_slice(_ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc).removeprefix("jobs: "), param=param) from None
 
 
+
+TRACE_READING_OPTIONS = (
+    click.option("--lenient", is_flag=True,
+                 help="Skip malformed trace lines (counted) instead of failing."),
+    click.option("--procs-from", type=click.Choice(PROCS_FROM),
+                 default="allocated", show_default=True,
+                 help="Which SWF processor field gives a job's size (the other is the "
+                      "fallback when it is missing)."),
+    click.option("--overrun", type=click.Choice(OVERRUN), default="extend",
+                 show_default=True,
+                 help="A job that ran longer than requested: extend its estimate to "
+                      "its runtime, or cut its runtime at the request."),
+)
+"""How a command reads a trace (``lenient``, ``procs_from``, ``overrun``; read_options)."""
+
+
+def trace_reading_options(func: Callable) -> Callable:
+    """Add :data:`TRACE_READING_OPTIONS` to a command (``malleo trace info``, ``rescale``)."""
+    for option in reversed(TRACE_READING_OPTIONS):
+        func = option(func)
+    return func
+
+
 def workload_options(func: Callable) -> Callable:
     """Add the machine, slice, trace-reading and metric options to a command.
 
@@ -133,16 +157,7 @@ def workload_options(func: Callable) -> Callable:
                      callback=_check_slice,
                      help="Replay only COUNT jobs from position START (0-based, in submit "
                           "order) on an empty machine."),
-        click.option("--lenient", is_flag=True,
-                     help="Skip malformed trace lines (counted) instead of failing."),
-        click.option("--procs-from", type=click.Choice(("allocated", "requested")),
-                     default="allocated", show_default=True,
-                     help="Which SWF processor field gives a job's size (the other is the "
-                          "fallback when it is missing)."),
-        click.option("--overrun", type=click.Choice(("extend", "cut")), default="extend",
-                     show_default=True,
-                     help="A job that ran longer than requested: extend its estimate to "
-                          "its runtime, or cut its runtime at the request."),
+        *TRACE_READING_OPTIONS,
         click.option("--bsld-threshold", type=click.FloatRange(min=0, min_open=True),
                      default=10.0, show_default=True, metavar="SECONDS",
                      help="Threshold tau of the bounded slowdown."),

@@ -17,7 +17,7 @@ import click
 
 import malleo
 from malleo.emulator.swf import read_swf, write_swf
-from malleo.emulator.swf_clean import OVERRUN, PROCS_FROM
+from malleo.emulator.cli._options import trace_reading_options
 from malleo.emulator.swf_header import TraceMeta
 from malleo.emulator.trace_summary import format_summary, summarize
 from malleo.limits import MAX_PROCS
@@ -35,12 +35,7 @@ def trace() -> None:
 @click.argument("file", type=click.Path(dir_okay=True, path_type=str))
 @click.option("--procs", type=click.IntRange(min=1), default=None,
               help="Machine size in processors (default: header MaxProcs, else MaxNodes).")
-@click.option("--procs-from", type=click.Choice(PROCS_FROM), default="allocated",
-              show_default=True, help="Processor field preferred for a job's size.")
-@click.option("--overrun", type=click.Choice(OVERRUN), default="extend", show_default=True,
-              help="Job that ran past its request: raise its estimate, or cut its run.")
-@click.option("--lenient", is_flag=True,
-              help="Skip malformed job lines (counted) instead of stopping at the first.")
+@trace_reading_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def info(file: str, procs: int | None, procs_from: str, overrun: str, lenient: bool,
          as_json: bool) -> None:
@@ -102,12 +97,7 @@ def generate(n_jobs: int, procs: int, seed: int, output: str) -> None:
               required=True, help="Output SWF file (gzip-compressed if it ends in .gz).")
 @click.option("--procs", type=click.IntRange(min=1, max=MAX_PROCS), default=None,
               help="Machine size in processors (default: header MaxProcs, else MaxNodes).")
-@click.option("--procs-from", type=click.Choice(PROCS_FROM), default="allocated",
-              show_default=True, help="Processor field preferred for a job's size.")
-@click.option("--overrun", type=click.Choice(OVERRUN), default="extend", show_default=True,
-              help="Job that ran past its request: raise its estimate, or cut its run.")
-@click.option("--lenient", is_flag=True,
-              help="Skip malformed job lines (counted) instead of stopping at the first.")
+@trace_reading_options
 def rescale(file: str, target: float, output: str, procs: int | None, procs_from: str,
             overrun: str, lenient: bool) -> None:
     """Write FILE's kept jobs with every inter-arrival time multiplied by
