@@ -152,12 +152,17 @@ class CliBackend(SlurmBackend):
         if " is UP" not in out:
             raise SlurmUnavailable(out.strip() or "scontrol ping: no controller is UP")
 
-    def nodes(self) -> list[Node]:
-        argv = ["sinfo", "-N", "--json"]
-        doc = parse_json.decode_sinfo(self._run(argv))      # typed records (issue 16)
+    def _typed_json(self, argv: list[str], decode):
+        """Run ``argv`` and decode its JSON into typed records (``decode``: issue 16);
+        the document's own ``errors`` raise as a failed command would."""
+        doc = decode(self._run(argv))
         problems = parse_json.errors(doc)
         if problems:
             raise self._error("; ".join(problems), argv, 0)
+        return doc
+
+    def nodes(self) -> list[Node]:
+        doc = self._typed_json(["sinfo", "-N", "--json"], parse_json.decode_sinfo)
         return parse_json.nodes_from_sinfo(doc)
 
     def partitions(self) -> list[Partition]:
@@ -167,11 +172,7 @@ class CliBackend(SlurmBackend):
     def all_jobs(self) -> list[Job]:
         # --states=all: 24.11's squeue --json applies squeue's default state filter and leaves
         # out finished jobs (22.05 listed every job and ignores the option).
-        argv = ["squeue", "--json", "--states=all"]
-        doc = parse_json.decode_squeue(self._run(argv))     # typed records (issue 16)
-        problems = parse_json.errors(doc)
-        if problems:
-            raise self._error("; ".join(problems), argv, 0)
+        doc = self._typed_json(["squeue", "--json", "--states=all"], parse_json.decode_squeue)
         return parse_json.jobs_from_squeue(doc)
 
     def job(self, job_id: int) -> Job:

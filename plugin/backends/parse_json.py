@@ -162,6 +162,19 @@ _SQUEUE_DECODER = msgspec.json.Decoder(SqueueDocument)
 _SENTINELS = frozenset({values.NO_VAL, values.INFINITE, values.NO_VAL64, values.INFINITE64})
 
 
+def _decode(data, doc_type, decoder, command: str):
+    """``data`` (text, bytes, or a dict decoded already) as a ``doc_type`` through
+    ``decoder``; a SlurmParseError naming ``command`` and the bad field's path."""
+    try:
+        if isinstance(data, dict):
+            return msgspec.convert(data, doc_type)
+        return decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise SlurmParseError(f"{command}: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise SlurmParseError(f"{command}: output is not JSON ({exc})") from None
+
+
 def decode_squeue(data: str | bytes | dict) -> SqueueDocument:
     """``squeue --json`` output (text or bytes), or a document already decoded to a dict,
     as a typed :class:`SqueueDocument` (msgspec: no Python object for the fields malleo
@@ -171,14 +184,7 @@ def decode_squeue(data: str | bytes | dict) -> SqueueDocument:
         SlurmParseError: not JSON, or a field of a type no Slurm version uses (the message
             gives its path, ``$.jobs[3].priority``).
     """
-    try:
-        if isinstance(data, dict):
-            return msgspec.convert(data, SqueueDocument)
-        return _SQUEUE_DECODER.decode(data)
-    except msgspec.ValidationError as exc:
-        raise SlurmParseError(f"squeue --json: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise SlurmParseError(f"squeue --json: output is not JSON ({exc})") from None
+    return _decode(data, SqueueDocument, _SQUEUE_DECODER, "squeue --json")
 
 
 def _count(value, owner, field: str, kind: str = "squeue --json job") -> int | None:
@@ -346,14 +352,7 @@ def decode_sinfo(data: str | bytes | dict) -> SinfoDocument:
     Raises:
         SlurmParseError: not JSON, or a field of a type no Slurm version uses (its path).
     """
-    try:
-        if isinstance(data, dict):
-            return msgspec.convert(data, SinfoDocument)
-        return _SINFO_DECODER.decode(data)
-    except msgspec.ValidationError as exc:
-        raise SlurmParseError(f"sinfo --json: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise SlurmParseError(f"sinfo --json: output is not JSON ({exc})") from None
+    return _decode(data, SinfoDocument, _SINFO_DECODER, "sinfo --json")
 
 
 def nodes_from_sinfo(doc: SinfoDocument | dict | str | bytes) -> list[Node]:
