@@ -49,6 +49,45 @@ def _directives_changed() -> bool:
 
 FORCE = os.environ.get("MALLEO_CYTHON_FORCE", "0") == "1" or _directives_changed()
 
+KNOB_CODES = os.path.join("_core", "_knob_codes.pxi")
+
+
+def _write_knob_codes() -> None:
+    """Write the core's code constants (``_core/_knob_codes.pxi``, included by
+    ``_core/_types.pxd``) from ``malleo.knobs.KNOBS``: one enum per scheduler choice knob.
+
+    ``malleo/knobs.py`` is loaded on its own (a bare ``malleo`` package object: the real
+    ``malleo/__init__.py`` refuses a source tree before its editable install); the file is
+    rewritten only when its text changes, so an unchanged schema recompiles nothing.
+    """
+    import importlib
+    import sys
+    import types
+
+    names = ("malleo", "malleo.limits", "malleo.knobs")
+    saved = {name: sys.modules.pop(name, None) for name in names}
+    package = types.ModuleType("malleo")
+    package.__path__ = [os.path.abspath("malleo")]
+    sys.modules["malleo"] = package
+    try:
+        text = importlib.import_module("malleo.knobs").core_codes_pxi()
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
+            if saved[name] is not None:
+                sys.modules[name] = saved[name]
+    try:
+        with open(KNOB_CODES, encoding="utf-8") as old:
+            if old.read() == text:
+                return
+    except OSError:
+        pass
+    with open(KNOB_CODES, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+_write_knob_codes()
+
 extensions = [
     Extension(
         "malleo._core." + os.path.splitext(os.path.basename(path))[0],
@@ -108,7 +147,7 @@ setup(
     cmdclass={"build_ext": build_ext},
     packages=sorted(PACKAGES),
     package_dir=PACKAGES,
-    package_data={"malleo._core": ["*.pxd", "*.pyi"], "malleo": ["py.typed"]},
+    package_data={"malleo._core": ["*.pxd", "*.pyi", "_knob_codes.pxi"], "malleo": ["py.typed"]},
     # Sources of the compiled modules are not package data (setuptools would otherwise add
     # every extension source listed in SOURCES.txt to the wheel).
     exclude_package_data={"malleo._core": ["*.c", "*.pyx", "*.html", ".cython-directives"]},

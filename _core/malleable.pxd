@@ -19,38 +19,25 @@ from libc.string cimport memmove
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, BACKFILL_CONSERVATIVE,
-                     BACKFILL_SLURM)
+                     BACKFILL_SLURM, MPOL_NONE, MPOL_DMR, MPOL_HEAD_UNBLOCK, MPOL_EFFICIENCY,
+                     START_MIN, START_PREFERRED, START_FIT, SPEEDUP_LINEAR, SPEEDUP_AMDAHL,
+                     POINTS_CHECKIN, ESTIMATE_SCALING_SPEEDUP, EXPAND_MODE_SLURM)
 from profile cimport align_up
 from heap cimport heap_t, heap_push
 from sched cimport sched_t, run_remove, run_insert, expected_end, start_job
 
 
+# Job kinds, in the order of malleo.knobs.JOB_KINDS (a per-job column, not a knob:
+# tests/test_core_codes.py checks the order).
 cdef enum:
     KIND_RIGID = 0
     KIND_MOLDABLE = 1
     KIND_MALLEABLE = 2
 
 cdef enum:
-    MPOL_NONE = 0
-    MPOL_DMR = 1
-    MPOL_HEAD_UNBLOCK = 2
-    MPOL_EFFICIENCY = 3
-
-cdef enum:
-    START_FULL = 0
-    START_MIN = 1
-    START_PREFERRED = 2
-    START_FIT = 3
-
-cdef enum:
     XLOG_REQUEST = 0
     XLOG_MERGE = 1
     XLOG_CANCEL = 2
-
-cdef enum:
-    SPEEDUP_LINEAR = 0
-    SPEEDUP_AMDAHL = 1
-    SPEEDUP_DOWNEY = 2
 
 
 cdef struct mev_t:
@@ -141,19 +128,19 @@ cdef struct mall_t:
 
 cdef inline int mall_set_params(mall_t* m, object core) except -1:
     """Copy a compiled policy's reconfiguration options (``malleo.policy_codes.CorePolicy``:
-    policy and speedup model codes, flags, cost in seconds, minimum interval and check-in
-    period in seconds) into m."""
-    m.policy = core.mall_policy
-    m.model = core.speedup_model
-    m.is_checkin = core.is_checkin
-    m.is_scaled = core.is_scaled
-    m.is_pow2 = core.is_pow2
-    m.is_moldable_start = core.is_moldable_start
+    one field per ``[malleability]`` knob, of its name: choices as their codes of
+    _knob_codes.pxi, costs, minimum interval and check-in period in seconds) into m."""
+    m.policy = core.policy
+    m.model = core.speedup
+    m.is_checkin = core.points == POINTS_CHECKIN
+    m.is_scaled = core.estimate_scaling == ESTIMATE_SCALING_SPEEDUP
+    m.is_pow2 = core.power_of_two
+    m.is_moldable_start = core.moldable_start
     m.cost_fixed = core.reconfig_fixed
     m.cost_per_proc = core.reconfig_per_proc
     m.min_interval = core.min_interval
     m.checkin = core.checkin_period
-    m.is_slurm = core.is_slurm_expand
+    m.is_slurm = core.expand_mode == EXPAND_MODE_SLURM
     m.start_size = core.start_size
     m.eff_threshold = core.efficiency_threshold
     m.min_gain = core.min_gain

@@ -12,7 +12,7 @@ import numpy as np
 from libc.string cimport memset
 from libc.stdint cimport uint8_t
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, EXPAND_MODE_SLURM
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
 from malleable cimport mall_on_end, cancel_expander
@@ -125,7 +125,7 @@ def simulate_malleable(submit, runtime, estimate, procs, user, queue, partition,
     flex = flex_columns(c["procs"], kind, min_procs, max_procs, speedup_a, speedup_b, total)
     # slurm mode: slots n..2n-1 hold expanders (slot n + j: job j's); outputs are cut
     # back to the n jobs
-    cdef intp_t n_slot = 2 * n if core.is_slurm_expand else n
+    cdef intp_t n_slot = 2 * n if core.expand_mode == EXPAND_MODE_SLURM else n
     cdef JobTable t = replay_table(c, n_slot, n_users, core, True)
     t.set({**flex, "runtime": c["runtime"], "p0": c["procs"]})
     end = np.full(n, -1, dtype=np.int64)

@@ -10,7 +10,7 @@ import numpy as np
 
 from libc.stdint cimport INT64_MAX
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport (simtime_t, procs_t, intp_t, MPOL_NONE, START_FULL, EXPAND_MODE_SLURM)
 from passes cimport run_pass
 from malleable cimport speedup
 
@@ -239,14 +239,14 @@ def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
     user_code = np.searchsorted(users, np.concatenate([run_cols["user"], pend_cols["user"]]))
     has_exp = pend_cols["parent"] >= 0
     kind = np.concatenate([run_cols["kind"], pend_cols["kind"]])
-    use_mall = ((core.mall_policy != 0 and bool((kind == 2).any()))
-                or (core.is_moldable_start and bool((kind == 1).any()))
-                or (core.start_size != 0 and bool((kind != 0).any()))
+    use_mall = ((core.policy != MPOL_NONE and bool((kind == 2).any()))
+                or (core.moldable_start and bool((kind == 1).any()))
+                or (core.start_size != START_FULL and bool((kind != 0).any()))
                 or bool(has_exp.any()))
     # slurm mode: slots n..2n-1 hold the expanders requested in this call (slot n + k:
     # job k's, k indexing running rows then pending rows: a job started in this call may
     # get one)
-    n_slot = 2 * n if core.is_slurm_expand else n
+    n_slot = 2 * n if core.expand_mode == EXPAND_MODE_SLURM else n
     table = JobTable(n, n_slot, len(users_list), use_mall)
     prio = np.concatenate([np.full(n_run, np.nan), pend_cols["priority"]])
     est = np.concatenate([run_cols["est"], pend_cols["runtime"] if core.is_actual

@@ -10,7 +10,9 @@ from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT,
-                     ESTIMATE_LEARNED, BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF)
+                     ESTIMATE_LEARNED, BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF,
+                     BF_ROUNDING_DOWN, PREDICT_COLD_REQUEST, CORRECTION_INCREMENTAL,
+                     SIZE_FAVOR_SMALL)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
 from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
@@ -447,18 +449,19 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
 
 
 cdef inline int sched_set_params(sched_t* s, object core) except -1:
-    """Copy a compiled policy (``malleo.policy_codes.CorePolicy``: codes and numbers, made
-    once outside the core) into the state's codes and parameters."""
+    """Copy a compiled policy (``malleo.policy_codes.CorePolicy``, made once outside the
+    core: one field per top-level and ``[multifactor]`` knob, of its name, a choice as its
+    code of _knob_codes.pxi) into the state's codes and parameters."""
     s.order = core.order
     s.backfill = core.backfill
     s.estimate = core.estimate
     s.bf_max_job_test = core.bf_max_job_test
     s.bf_window = core.bf_window
     s.bf_resolution = core.bf_resolution
-    s.is_bf_round_down = core.is_bf_round_down
+    s.is_bf_round_down = core.bf_rounding == BF_ROUNDING_DOWN
     s.predict_runs = core.predict_runs
-    s.is_cold_request = core.is_cold_request
-    s.is_incremental = core.is_incremental
+    s.is_cold_request = core.predict_cold == PREDICT_COLD_REQUEST
+    s.is_incremental = core.correction == CORRECTION_INCREMENTAL
     s.bf_order = core.backfill_order
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size
@@ -466,7 +469,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.mf.max_age = core.max_age
     s.mf.half_life = core.half_life
     s.mf.calc_period = core.calc_period
-    s.mf.is_favor_small = core.is_favor_small
+    s.mf.is_favor_small = core.size_favor == SIZE_FAVOR_SMALL
     s.mf.calc_time = -1
     s.mf.total_usage = 0.0
     s.mf.users_at_calc = 0

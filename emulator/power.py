@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from malleo.knobs import table_knobs
+from malleo.knobs import knob_fields, table_knobs
 
 __all__ = ["PowerModel", "JOULES_PER_KWH"]
 
@@ -26,11 +26,12 @@ JOULES_PER_KWH = 3.6e6
 
 
 @dataclass(frozen=True)
+@knob_fields("power")
 class PowerModel:
-    """Watts per processor, idle and busy (each in [0, 1e6], checked by the schema)."""
+    """Watts per processor, idle and busy (each in [0, 1e6], checked by the schema).
 
-    idle_watts: float = 5.0
-    busy_watts: float = 20.0
+    Its fields are the ``[power]`` knobs of malleo.knobs.KNOBS (listed below, generated).
+    """
 
     def __post_init__(self) -> None:
         for name, k in table_knobs("power").items():

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from malleo.knobs import table_knobs
+from malleo.knobs import knob_fields, table_knobs
 
 __all__ = ["FlexibleJobs", "FLEXIBLE_KEYS"]
 
@@ -22,30 +22,16 @@ FLEXIBLE_KEYS = tuple(table_knobs("flexible"))
 
 
 @dataclass(frozen=True)
+@knob_fields("flexible")
 class FlexibleJobs:
     """Which trace jobs become moldable or malleable and their size range.  The default
     (``fraction`` 0) keeps every job rigid: the replay is then exactly the rigid one.
 
-    Attributes:
-        fraction: share in [0, 1] of the eligible jobs made flexible, chosen by ``seed``.
-        kind: what the chosen jobs become: ``malleable`` or ``moldable``.
-        seed: seed of the choice and of per-job speedup parameters (``LO~HI`` ranges of
-            the policy's ``malleability.speedup``).
-        min_procs: rule: only jobs of at least this many processors are eligible.
-        queues: rule: only jobs of these SWF queues are eligible (empty: any).
-        users: rule: only jobs of these SWF users are eligible (empty: any).
-        min_factor: a flexible job's min size is max(1, floor(p0 x min_factor)).
-        max_factor: its max size is min(P, ceil(p0 x max_factor)) (>= p0).
+    Its fields are the ``[flexible]`` knobs of malleo.knobs.KNOBS (listed below,
+    generated): a flexible job's min size is max(1, floor(p0 x min_factor)), its max size
+    min(P, ceil(p0 x max_factor)) (>= p0); the seed also draws per-job speedup parameters
+    (``LO~HI`` ranges of the policy's ``malleability.speedup``).
     """
-
-    fraction: float = 0.0
-    kind: str = "malleable"
-    seed: int = 0
-    min_procs: int = 1
-    queues: tuple[int, ...] = ()
-    users: tuple[int, ...] = ()
-    min_factor: float = 0.5
-    max_factor: float = 2.0
 
     def __post_init__(self) -> None:
         for name, k in table_knobs("flexible").items():

@@ -1,19 +1,35 @@
 """Every policy knob, defined once: name, type, range, default, unit, help, CLI option.
 
-The policy file reader (``malleo.policy_file``), the dataclasses' own checks
-(``malleo.policy``), the CLI options (``emulator/cli/_options.py``), the tuning space
-(``emulator/tune/space.py``) and the option tables of docs/policy-file.md all derive from
-:data:`KNOBS`; a value is checked by :meth:`Knob.problem` wherever it enters (TOML, an
-option, ``Policy(...)``), against the core's limits (``malleo.limits``: times up to
-MAX_TIME seconds, sizes up to MAX_PROCS processors; floats finite).
+Everything else about a knob derives from :data:`KNOBS`:
+
+- the policy file reader and writer (``malleo.policy_file``), the option tables of
+  docs/policy-file.md and docs/cli.md (:func:`markdown_table`, :func:`option_table`);
+- the CLI options (``emulator/cli/_options.py``) and the tuning space (``emulator/tune``);
+- the fields, defaults, checks and docstrings of the policy dataclasses ``Policy``,
+  ``Multifactor`` and ``Malleability`` (``malleo.policy``, :func:`knob_fields`), and the
+  short name ``Policy.describe()`` (a knob with a :attr:`Knob.label`);
+- the policy compiled for the core (``malleo.policy_codes.CorePolicy``: one field per
+  scheduler knob, of the knob's name, a choice as its code = its index in ``choices``);
+- the core's code constants (``PREFIX_VALUE``, e.g. ``BACKFILL_EASY``): setup.py writes
+  them from :func:`core_codes_pxi` into ``_core/_knob_codes.pxi`` (generated, not
+  committed) that ``_core/_types.pxd`` includes.
+
+A value is checked by :meth:`Knob.problem` wherever it enters (TOML, an option,
+``Policy(...)``), against the core's limits (``malleo.limits``: times up to MAX_TIME
+seconds, sizes up to MAX_PROCS processors; floats finite).
 
 Roles: ``scheduler`` knobs describe what the scheduler does (a live policy file's
 business: the top level, ``[multifactor]``, ``[malleability]``); ``workload`` knobs
 synthesise flexible jobs from a rigid trace (the ``[flexible]`` table, emulator only:
 which jobs become moldable or malleable and their size range; ``malleo.flexible``).
 
-Adding a knob: one :class:`Knob` entry here and its field in the dataclass of
-``malleo.policy`` (and, if the core reads it, one field in ``policy_codes.CorePolicy``).
+Adding a knob touches exactly two places: its :class:`Knob` entry in :data:`KNOBS`, and
+(for a scheduler knob the core acts on) the core code that reads it, i.e. one line in
+``sched_set_params`` (``_core/sched.pxd``) or ``mall_set_params`` (``_core/malleable.pxd``)
+copying ``core.NAME`` into the state (comparing a choice with its generated constants,
+``NAME_VALUE``), and the kernel code that uses it; then rebuild the core
+(``python setup.py build_ext --inplace``, which regenerates the constants).
+tests/test_knob_schema.py adds a synthetic knob and finds it in every derived place.
 """
 from __future__ import annotations
 
@@ -24,7 +40,8 @@ from typing import Any
 
 from malleo.limits import MAX_PREDICT_RUNS, MAX_PROCS, MAX_TIME
 
-__all__ = ["Knob", "KNOBS", "knob", "table_knobs", "markdown_table", "MAX_JOBS", "MAX_SEED"]
+__all__ = ["Knob", "KNOBS", "knob", "table_knobs", "markdown_table", "core_knobs",
+           "core_codes_pxi", "knob_fields", "MAX_JOBS", "MAX_SEED"]
 
 MAX_JOBS = 2**31 - 1
 """The largest job count a knob takes (``bf_max_job_test``)."""
@@ -55,6 +72,11 @@ class Knob:
         metavar: the CLI option's metavar.
         role: ``scheduler``, ``workload`` (``[flexible]``) or ``metric`` (``[power]``: how
             a replay is measured, emulator only).
+        code_prefix: a scheduler choice's prefix of the core's code constants
+            (``PREFIX_VALUE``); empty: the name in capitals (``BACKFILL`` -> ``BACKFILL_EASY``).
+        label: how ``Policy.describe()`` shows a non-default value: a format of ``value``
+            (``"/at={value}"``); None: not in the short name (or in its fixed head,
+            ``order+backfill``, see ``Policy.describe``).
     """
 
     table: str
@@ -70,6 +92,8 @@ class Knob:
     option: str | None = None
     metavar: str | None = None
     role: str = "scheduler"
+    code_prefix: str = ""
+    label: str | None = None
 
     @property
     def key(self) -> str:
@@ -81,6 +105,34 @@ class Knob:
         """The TOML type the file must use: string, integer, number, boolean, integer array."""
         return {"choice": "string", "speedup": "string", "int": "integer", "float": "number",
                 "bool": "boolean", "int list": "integer array"}[self.type]
+
+    @property
+    def py_type(self) -> str:
+        """The annotation of its dataclass field."""
+        return {"choice": "str", "speedup": "str", "int": "int", "float": "float",
+                "bool": "bool", "int list": "tuple[int, ...]"}[self.type]
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The names the core numbers (code = index): a choice's values, a speedup's
+        models (:data:`SPEEDUP_MODELS`); () for numbers and flags."""
+        if self.type == "choice":
+            return self.choices
+        return SPEEDUP_MODELS if self.type == "speedup" else ()
+
+    def code_names(self) -> tuple[str, ...]:
+        """The core's constant of each code, e.g. ``BACKFILL_ORDER_SJF``, ``MPOL_HEAD_UNBLOCK``."""
+        prefix = self.code_prefix or self.name.upper()
+        return tuple(f"{prefix}_{c.upper().replace('-', '_')}" for c in self.codes)
+
+    def core_value(self, value: Any) -> Any:
+        """A checked value as the core reads it: a choice's code, a speedup's model code,
+        a plain int, float or bool."""
+        if self.type == "choice":
+            return self.choices.index(value)
+        if self.type == "speedup":
+            return SPEEDUP_MODELS.index(str(value).strip().lower().partition(":")[0])
+        return {"int": int, "float": float, "bool": bool}.get(self.type, tuple)(value)
 
     def range_text(self) -> str:
         """The valid values in words, e.g. ``in 1..68719476736`` or ``one of a, b``."""
@@ -160,7 +212,7 @@ def _num(x: float) -> str:
 _S = "seconds"
 
 # The names of every choice, in the order of the core's codes (the one definition: the
-# enums of _core/_types.pxd and _core/malleable.pxd follow it, tests/test_core_codes.py).
+# core's constants are generated from the knobs below, core_codes_pxi).
 ORDERS = ("fcfs", "sjf", "ljf", "saf", "wfp3", "unicep", "f1", "multifactor")
 BACKFILLS = ("none", "easy", "conservative", "slurm")
 ESTIMATES = ("request", "actual", "predict", "learned")
@@ -211,7 +263,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("", "backfill_order", "choice", "queue",
          "order in which backfill tries the jobs behind the head (sjf: shortest estimate "
          "first, SJBF; the head keeps its place)", choices=BACKFILL_ORDERS,
-         option="--backfill-order"),
+         option="--backfill-order", code_prefix="BFORDER"),
     # ----------------------------------------------------------------- [multifactor]
     Knob("multifactor", "weight_age", "float", 1000.0,
          "weight of the age factor min(wait, max_age) / max_age", "", 0.0, 1e15),
@@ -253,7 +305,7 @@ KNOBS: tuple[Knob, ...] = (
          "a resized job's request scales with its speedup, or stays a wall-clock limit",
          choices=ESTIMATE_SCALINGS, option="--estimate-scaling"),
     Knob("malleability", "policy", "choice", "dmr", "what resizes running malleable jobs",
-         choices=RECONFIG_POLICIES, option="--reconfig-policy"),
+         choices=RECONFIG_POLICIES, option="--reconfig-policy", code_prefix="MPOL"),
     Knob("malleability", "moldable_start", "bool", False,
          "a blocked moldable queue head starts at the size with the earliest expected end",
          option="--moldable-start/--no-moldable-start"),
@@ -264,7 +316,7 @@ KNOBS: tuple[Knob, ...] = (
          "the size a flexible job asks for in the queue: its trace size, its min, its "
          "preferred size (efficiency above efficiency_threshold), or the largest >= min "
          "that fits now without delaying a reservation", choices=START_SIZES,
-         option="--start-size"),
+         option="--start-size", code_prefix="START"),
     Knob("malleability", "efficiency_threshold", "float", 0.8,
          "preferred size: the largest whose parallel efficiency S(p)/p under the job's "
          "speedup model is at least this", "", 0.0, 1.0, low_open=True,
@@ -309,17 +361,87 @@ KNOBS: tuple[Knob, ...] = (
 )
 """Every knob, in policy-file order."""
 
-_BY_KEY = {k.key: k for k in KNOBS}
+_BY_KEY: dict[str, Knob] = {}
+_BY_KEY_OF: list[tuple[Knob, ...]] = [()]
 
 
 def knob(key: str) -> Knob:
     """The knob of a dotted key (``bf_window``, ``multifactor.half_life``)."""
+    if _BY_KEY_OF[0] is not KNOBS:      # KNOBS replaced (tests/test_knob_schema.py)
+        _BY_KEY.clear()
+        _BY_KEY.update((k.key, k) for k in KNOBS)
+        _BY_KEY_OF[0] = KNOBS
     return _BY_KEY[key]
 
 
-def table_knobs(table: str) -> dict[str, Knob]:
+def table_knobs(table: str, knobs: "tuple[Knob, ...] | None" = None) -> dict[str, Knob]:
     """name -> knob of one policy-file table (``""`` for the top level), in file order."""
-    return {k.name: k for k in KNOBS if k.table == table}
+    return {k.name: k for k in (KNOBS if knobs is None else knobs) if k.table == table}
+
+
+CORE_TABLES = ("", "multifactor", "malleability")
+"""The tables of the scheduler's knobs: what the core is given (``CorePolicy``)."""
+
+
+def core_knobs(knobs: "tuple[Knob, ...] | None" = None) -> tuple[Knob, ...]:
+    """The knobs the core is given, in KNOBS order: every knob of the scheduler's tables.
+    Their names are unique across those tables (checked here): ``CorePolicy`` has one
+    field of each name."""
+    found = tuple(k for k in (KNOBS if knobs is None else knobs)
+                  if k.table in CORE_TABLES and k.role == "scheduler")
+    names = [k.name for k in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"knobs: scheduler knob names must be unique across the tables "
+                         f"{CORE_TABLES} (CorePolicy fields), repeated: {', '.join(twice)}")
+    return found
+
+
+def core_codes_pxi(knobs: "tuple[Knob, ...] | None" = None) -> str:
+    """The Cython source of the core's code constants: one anonymous enum per scheduler
+    knob with codes (:attr:`Knob.codes`), ``PREFIX_VALUE = index``.  setup.py writes it to
+    ``_core/_knob_codes.pxi`` (included by ``_core/_types.pxd``) before cythonizing."""
+    lines = ["# Generated by setup.py from malleo.knobs.KNOBS (core_codes_pxi): do not edit.",
+             "# One enum per choice knob of the scheduler: PREFIX_VALUE = the value's index."]
+    seen: set[str] = set()
+    for k in core_knobs(knobs):
+        if not k.codes:
+            continue
+        lines += ["", f"# {k.key}: {', '.join(k.codes)}", "cdef enum:"]
+        for code, name in enumerate(k.code_names()):
+            if name in seen:
+                raise ValueError(f"knobs: {k.key}: core constant {name} defined twice "
+                                 f"(set code_prefix)")
+            seen.add(name)
+            lines.append(f"    {name} = {code}")
+    return "\n".join(lines) + "\n"
+
+
+def knob_fields(table: str, knobs: "tuple[Knob, ...] | None" = None):
+    """A class decorator, applied before ``@dataclass``: one field per knob of ``table``
+    (its name, :attr:`Knob.py_type`, its default), first and in KNOBS order, then the
+    class's own fields; its docstring gains an ``Attributes`` line per knob (help and
+    unit).  The dataclass's ``__post_init__`` checks them (``Knob.check``)."""
+    def add(cls: type) -> type:
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        fields: dict[str, str] = {}
+        lines = []
+        for k in table_knobs(table, knobs).values():
+            if k.name in own:
+                raise TypeError(f"{cls.__name__}.{k.name}: a knob's field comes from "
+                                f"malleo.knobs.KNOBS, not the class")
+            fields[k.name] = k.py_type
+            setattr(cls, k.name, k.default)
+            unit = f" ({k.unit})" if k.unit else ""
+            values = f"; {k.range_text()}" if k.type == "choice" else ""
+            lines.append(f"    {k.name}: {k.help}{unit}{values}; default {k.default!r}.")
+        cls.__annotations__ = {**fields, **own}
+        where = f"[{table}]" if table else "the top level"
+        cls.__doc__ = (cls.__doc__ or "").rstrip() + (
+            f"\n\n    Knob fields (malleo.knobs.KNOBS, {where} of a policy file):\n\n"
+            + "\n".join("    " + line for line in lines) + "\n")
+        return cls
+    return add
 
 
 def option_dest(k: Knob) -> str:

@@ -18,7 +18,8 @@ from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, CORRECTIONS,
                           ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES, PREDICT_COLD,
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           START_SIZES,
-                          SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
+                          SPEEDUP_MODELS, MAX_SWF_NUMBER, core_knobs, knob_fields,
+                          table_knobs)
 
 # The name tuples (defined once in malleo.knobs, in the order of the core's codes):
 # ORDERS: first come first served, shortest/longest job first (by estimate), smallest area
@@ -112,50 +113,20 @@ def parse_speedup(spec: str) -> tuple[str, tuple[tuple[float, float], ...]]:
 
 
 @dataclass(frozen=True)
+@knob_fields("malleability")
 class Malleability:
     """How the scheduler resizes flexible jobs (docs/malleability.md): reconfiguration
     policy, points, costs and the speedup model.  Which jobs are flexible is not the
     scheduler's business: a live job declares it, a replay synthesises it from a rigid
     trace (:class:`malleo.flexible.FlexibleJobs`, the ``[flexible]`` table).
 
-    Attributes:
-        power_of_two: sizes chosen by the core are powers of two (p0 itself stays valid).
-        speedup: ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``: drawn per job
-            in a replay from the flexible seed; the live side takes the midpoint).
-        reconfig_fixed: seconds of a reconfiguration's fixed cost.
-        reconfig_per_proc: seconds of cost per processor added or removed; the job makes
-            no progress for ceil(fixed + per_proc x moved) seconds.
-        min_interval: seconds between two reconfigurations of one job.
-        points: ``any`` pass, or ``checkin`` points every ``checkin_period`` seconds.
-        checkin_period: seconds between a job's check-in points (``points = checkin``).
-        estimate_scaling: ``speedup`` (the request scales with the rate) or ``fixed``.
-        policy: reconfiguration policy, one of :data:`RECONFIG_POLICIES`.
-        moldable_start: a blocked moldable queue head starts at the size in [min, max]
-            with the earliest expected completion (or keeps waiting if that size is not free).
-        expand_mode: one of :data:`EXPAND_MODES`.
-        start_size: one of :data:`START_SIZES`: the size a flexible job asks for while it
-            waits (``full`` p0, ``min``, ``preferred``) or ``fit`` (the largest size >= min
-            that fits at a pass without delaying a reservation).
-        efficiency_threshold: in (0, 1]; the preferred size is the largest p in [min, max]
-            with S(p) / p >= this (at least min).
-        min_gain: seconds; an expansion (a shrink to start a job) is taken only if the
-            resized (started) job's expected completion gets earlier by more than this.
+    Its fields are the ``[malleability]`` knobs of malleo.knobs.KNOBS (listed below,
+    generated): the speedup is ``linear`` | ``amdahl:F`` | ``downey:A,SIGMA`` (``LO~HI``:
+    drawn per job in a replay from the flexible seed; the live side takes the midpoint); a
+    job makes no progress for ceil(reconfig_fixed + reconfig_per_proc x moved) seconds
+    after a resize; the preferred size is the largest p in [min, max] with S(p) / p >=
+    efficiency_threshold (at least min).
     """
-
-    power_of_two: bool = False
-    speedup: str = "amdahl:0.05"
-    reconfig_fixed: float = 0.0        # seconds
-    reconfig_per_proc: float = 0.0     # seconds per processor moved
-    min_interval: int = 0              # seconds
-    points: str = "any"
-    checkin_period: int = 300          # seconds
-    estimate_scaling: str = "speedup"
-    policy: str = "dmr"
-    moldable_start: bool = False
-    expand_mode: str = "in-place"
-    start_size: str = "full"
-    efficiency_threshold: float = 0.8
-    min_gain: int = 0                  # seconds
 
     def __post_init__(self) -> None:
         _check_knobs(self, "malleability")
@@ -166,6 +137,7 @@ class Malleability:
 
 
 @dataclass(frozen=True)
+@knob_fields("multifactor")
 class Multifactor:
     """Slurm-style multifactor priority (priority/multifactor), all factors in [0, 1].
 
@@ -174,18 +146,12 @@ class Multifactor:
              + weight_fairshare * 2 ** (-usage / (shares * total usage))
              + weight_queue * queue_factors.get(queue, 0)
              + weight_partition * partition_factors.get(partition, 0)
-    recomputed every ``calc_period`` seconds; usage decays with ``half_life``.
+    recomputed every ``calc_period`` seconds; usage decays with ``half_life`` (the
+    defaults are Slurm's: PriorityMaxAge and PriorityDecayHalfLife 7-0, PriorityCalcPeriod
+    5 min, PriorityFavorSmall).  Its fields: the ``[multifactor]`` knobs of
+    malleo.knobs.KNOBS (listed below, generated), then the factor tables.
     """
 
-    weight_age: float = 1000.0
-    weight_size: float = 0.0
-    weight_fairshare: float = 1000.0
-    weight_queue: float = 0.0
-    weight_partition: float = 0.0
-    max_age: int = 7 * 86400          # seconds (Slurm PriorityMaxAge, default 7-0)
-    size_favor: str = "small"         # "small" or "large" (Slurm PriorityFavorSmall)
-    half_life: int = 7 * 86400        # seconds (Slurm PriorityDecayHalfLife, default 7-0)
-    calc_period: int = 300            # seconds (Slurm PriorityCalcPeriod, default 5 min)
     queue_factors: Mapping[int, float] = field(default_factory=dict)      # SWF queue -> [0, 1]
     partition_factors: Mapping[int, float] = field(default_factory=dict)  # SWF partition -> [0, 1]
 
@@ -201,45 +167,21 @@ class Multifactor:
 
 
 @dataclass(frozen=True)
+@knob_fields("")
 class Policy:
     """What the scheduler does: queue order, backfill mode and estimate source.
 
+    Its fields are the top-level knobs of malleo.knobs.KNOBS (listed below, generated, in
+    policy-file order: ``order``, ``backfill``, ``estimate``, the ``slurm`` backfill's
+    ``bf_*`` (K = ``bf_max_job_test`` = 1 is EASY, a K at least the queue length is
+    conservative re-planned each pass), ...), then the two tables:
+
     Attributes:
-        order: queue order, one of :data:`ORDERS`.
-        backfill: backfill mode, one of :data:`BACKFILLS`.
-        estimate: runtime estimate source, one of :data:`ESTIMATES`.
-        bf_max_job_test: ``slurm`` backfill: jobs planned per pass (K). K=1 is EASY,
-            a K at least the queue length is conservative re-planned each pass.
-        bf_window: ``slurm`` backfill: how far ahead reservations are made, seconds.
-        bf_resolution: ``slurm`` backfill: planned start times are rounded up to
-            multiples of this many seconds.
-        bf_rounding: ``slurm`` backfill: how ``bf_resolution`` rounds, one of
-            :data:`BF_ROUNDINGS` (``down`` mirrors Slurm's own sched/backfill).
-        predict_runs: ``predict``: completed runs of the user averaged (jobs).
-        predict_cold: ``predict``: one of :data:`PREDICT_COLD`, what a user with fewer
-            completed runs gets.
-        correction: one of :data:`CORRECTIONS`, the expected end of a running job that
-            outlived its estimate.
-        backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
-            the head in queue order, ``sjf`` shortest planning estimate first (ties in
-            queue order); the head and its reservation keep their place
-            (docs/scheduling-semantics.md).
         multifactor: weights and periods of the ``multifactor`` order.
         malleability: how flexible jobs are resized (which jobs are flexible is the
             workload's: :class:`malleo.flexible.FlexibleJobs`).
     """
 
-    order: str = "fcfs"
-    backfill: str = "easy"
-    estimate: str = "request"
-    bf_max_job_test: int = 500      # jobs (Slurm bf_max_job_test default)
-    bf_window: int = 86400          # seconds (Slurm bf_window default: 1440 minutes)
-    bf_resolution: int = 60         # seconds (Slurm bf_resolution default)
-    bf_rounding: str = "up"         # one of BF_ROUNDINGS
-    predict_runs: int = 2           # jobs
-    predict_cold: str = "fewer"     # one of PREDICT_COLD
-    correction: str = "request"     # one of CORRECTIONS
-    backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
     malleability: Malleability = field(default_factory=Malleability)
 
@@ -263,7 +205,8 @@ class Policy:
 
     def describe(self, flexible: Any = None) -> str:
         """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
-        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates); with an
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates), then each
+        knob with a :attr:`malleo.knobs.Knob.label` not at its default, in KNOBS order; with an
         enabled ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and
         its resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``,
         or a preset's (``easy++``)."""
@@ -282,6 +225,11 @@ class Policy:
             name += f"[runs={self.predict_runs},cold={self.predict_cold}]"
         if self.correction != "request":
             name += f"/{self.correction}"
+        tables = {"": self, "multifactor": self.multifactor, "malleability": self.malleability}
+        for k in core_knobs():         # any other knob with a label, when not its default
+            value = getattr(tables[k.table], k.name)
+            if k.label is not None and value != k.default:
+                name += k.label.format(value=value)
         if flexible is not None and flexible.enabled:
             name += f"[{flexible.describe()} {self.malleability.describe()}]"
         return name

@@ -3,103 +3,52 @@
 The core (``malleo._core``) never imports ``malleo.policy``.  Each of its entrances
 (``simulate``, ``simulate_malleable``, ``plan``) reads ``policy.core``, a
 :class:`CorePolicy` that :func:`compile_policy` computes once per :class:`Policy` (and
-caches on it).  A code is the index of a name in its tuple of ``malleo.policy``
-(``ORDERS``, ``BACKFILLS``, ``ESTIMATES``, ``RECONFIG_POLICIES``, ``SPEEDUP_MODELS``): the
-one definition; the enums of ``_core/_types.pxd`` and ``_core/malleable.pxd`` follow it
-(tests/test_core_codes.py checks them).  Times are integer seconds.
+caches on it).
+
+:class:`CorePolicy` is generated from ``malleo.knobs.KNOBS``: one field per scheduler knob
+(the top level, ``[multifactor]``, ``[malleability]``; ``knobs.core_knobs``), named as the
+knob, holding :meth:`Knob.core_value`: a choice as its code (its index in the knob's
+``choices``, the core's generated constant ``PREFIX_VALUE``), the speedup as its model's
+code (``SPEEDUP_*``), numbers and flags as they are; plus the multifactor factor tables.
+``*_CODES`` (name -> code) are the same codes for Python callers.  Times are integer
+seconds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import field, make_dataclass
+from typing import Any
 
-from malleo.policy import (BACKFILL_ORDERS, BACKFILLS, ESTIMATES, ORDERS, RECONFIG_POLICIES,
-                           SPEEDUP_MODELS, START_SIZES,
-                           Policy, parse_speedup)
+from malleo.knobs import Knob, core_knobs, knob
+from malleo.policy import Policy
 
-__all__ = ["CorePolicy", "compile_policy", "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES",
-           "RECONFIG_POLICY_CODES", "SPEEDUP_CODES", "BACKFILL_ORDER_CODES"]
-
-ORDER_CODES = {name: code for code, name in enumerate(ORDERS)}
-BACKFILL_CODES = {name: code for code, name in enumerate(BACKFILLS)}
-ESTIMATE_CODES = {name: code for code, name in enumerate(ESTIMATES)}
-RECONFIG_POLICY_CODES = {name: code for code, name in enumerate(RECONFIG_POLICIES)}
-SPEEDUP_CODES = {name: code for code, name in enumerate(SPEEDUP_MODELS)}
-START_SIZE_CODES = {name: code for code, name in enumerate(START_SIZES)}
-BACKFILL_ORDER_CODES = {name: code for code, name in enumerate(BACKFILL_ORDERS)}
+__all__ = ["CorePolicy", "compile_policy", "make_core_policy_class", "codes",
+           "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES", "RECONFIG_POLICY_CODES",
+           "SPEEDUP_CODES", "START_SIZE_CODES", "BACKFILL_ORDER_CODES"]
 
 
-@dataclass(frozen=True)
-class CorePolicy:
-    """What the core reads of a policy: plain ints, floats and bools.
+def codes(key: str) -> dict[str, int]:
+    """name -> core code of a choice (or speedup) knob's values, e.g.
+    ``codes("backfill") == {"none": 0, "easy": 1, ...}``."""
+    return {name: code for code, name in enumerate(knob(key).codes)}
 
-    Attributes:
-        order, backfill, estimate: codes (``ORDER_*``, ``BACKFILL_*``, ``ESTIMATE_*``).
-        bf_max_job_test: slurm backfill, reservations per pass (jobs).
-        bf_window, bf_resolution: slurm backfill, seconds.
-        is_bf_round_down: slurm backfill rounds as Slurm's own (``bf_rounding = down``).
-        backfill_order: code (``BFORDER_*`` of _types.pxd): the order backfill tries the
-            jobs behind the head in.
-        weight_age, weight_size, weight_fairshare, weight_queue, weight_partition:
-            multifactor weights.
-        max_age, half_life, calc_period: multifactor periods, seconds.
-        is_favor_small: the multifactor size factor favours small jobs.
-        queue_factors, partition_factors: ((SWF number, factor in [0, 1]), ...), sorted.
-        mall_policy, speedup_model: codes (``MPOL_*``, ``SPEEDUP_*`` of malleable.pxd).
-        is_checkin: reconfiguration only at check-in points.
-        is_scaled: a resized job's estimate scales with its speedup.
-        is_pow2: sizes chosen by the core are powers of two.
-        is_moldable_start: moldable queue heads start at their best size.
-        reconfig_fixed, reconfig_per_proc: reconfiguration cost, seconds (per processor).
-        min_interval, checkin_period: seconds.
-        is_slurm_expand: expansions queue expander requests (slurm expand mode).
-        predict_runs: predict, completed runs averaged (jobs).
-        is_cold_request: predict, fewer completed runs than predict_runs: the request.
-        is_incremental: overdue running jobs follow Tsafrir's increments.
-        start_size: code (``START_*`` of malleable.pxd) of the flexible jobs' start size.
-        efficiency_threshold: preferred size's minimum parallel efficiency, in (0, 1].
-        min_gain: seconds a resize must bring a job's expected completion forward by
-            (strictly more than).
-    """
 
-    order: int
-    backfill: int
-    estimate: int
-    bf_max_job_test: int
-    bf_window: int
-    bf_resolution: int
-    is_bf_round_down: bool
-    backfill_order: int
-    weight_age: float
-    weight_size: float
-    weight_fairshare: float
-    weight_queue: float
-    weight_partition: float
-    max_age: int
-    half_life: int
-    calc_period: int
-    is_favor_small: bool
-    queue_factors: tuple[tuple[int, float], ...]
-    partition_factors: tuple[tuple[int, float], ...]
-    mall_policy: int
-    speedup_model: int
-    is_checkin: bool
-    is_scaled: bool
-    is_pow2: bool
-    is_moldable_start: bool
-    reconfig_fixed: float
-    reconfig_per_proc: float
-    min_interval: int
-    checkin_period: int
-    is_slurm_expand: bool
-    predict_runs: int = 2
-    is_cold_request: bool = False
-    is_incremental: bool = False
-    start_size: int = 0
-    efficiency_threshold: float = 0.8
-    min_gain: int = 0
+ORDER_CODES = codes("order")
+BACKFILL_CODES = codes("backfill")
+ESTIMATE_CODES = codes("estimate")
+BACKFILL_ORDER_CODES = codes("backfill_order")
+RECONFIG_POLICY_CODES = codes("malleability.policy")
+SPEEDUP_CODES = codes("malleability.speedup")
+START_SIZE_CODES = codes("malleability.start_size")
+
+_CORE_TYPES = {"choice": "int", "speedup": "int", "int": "int", "float": "float",
+               "bool": "bool"}
+
+
+class _CorePolicyBase:
+    """The derived flags the core's Python side reads (codes compared by name)."""
 
     @property
-    def core(self) -> "CorePolicy":
+    def core(self) -> Any:
         """Itself: a compiled policy may be given wherever a Policy is."""
         return self
 
@@ -118,33 +67,39 @@ class CorePolicy:
         return self.estimate == ESTIMATE_CODES["actual"]
 
 
-def compile_policy(policy: Policy) -> CorePolicy:
-    """The :class:`CorePolicy` of a validated :class:`Policy` (``policy.core`` caches it)."""
+def make_core_policy_class(knobs: "tuple[Knob, ...] | None" = None) -> type:
+    """The frozen dataclass of what the core reads of a policy: one field per scheduler
+    knob (``knobs.core_knobs``, in KNOBS order; its :attr:`Knob.help` in the docstring),
+    then ``queue_factors`` and ``partition_factors`` (((SWF number, factor in [0, 1]), ...),
+    sorted)."""
+    found = core_knobs(knobs)
+    spec: list[Any] = [(k.name, _CORE_TYPES[k.type]) for k in found]
+    spec += [("queue_factors", "tuple[tuple[int, float], ...]", field(default=())),
+             ("partition_factors", "tuple[tuple[int, float], ...]", field(default=()))]
+    doc = ["What the core reads of a policy: plain ints, floats and bools.", "",
+           "Attributes (one per scheduler knob of malleo.knobs.KNOBS; a choice is its code):"]
+    doc += [f"    {k.name}: {'code of ' if k.codes else ''}{k.help}"
+            + (f" ({k.unit})" if k.unit else "") for k in found]
+    doc += ["    queue_factors, partition_factors: multifactor ((SWF number, factor), ...)."]
+    cls = make_dataclass("CorePolicy", spec, bases=(_CorePolicyBase,), frozen=True,
+                         namespace={"__doc__": "\n".join(doc),
+                                    "__module__": __name__})
+    return cls
+
+
+CorePolicy = make_core_policy_class()
+
+
+def compile_policy(policy: Policy) -> Any:
+    """The :class:`CorePolicy` of a validated :class:`Policy` (``policy.core`` caches it):
+    every scheduler knob's value read from its table (``policy``, ``policy.multifactor``,
+    ``policy.malleability``) and converted by :meth:`Knob.core_value`."""
+    tables = {"": policy, "multifactor": policy.multifactor,
+              "malleability": policy.malleability}
+    values = {k.name: k.core_value(getattr(tables[k.table], k.name)) for k in core_knobs()}
     mf = policy.multifactor
-    mal = policy.malleability
-    return CorePolicy(
-        order=ORDER_CODES[policy.order], backfill=BACKFILL_CODES[policy.backfill],
-        estimate=ESTIMATE_CODES[policy.estimate],
-        bf_max_job_test=int(policy.bf_max_job_test), bf_window=int(policy.bf_window),
-        bf_resolution=int(policy.bf_resolution),
-        is_bf_round_down=policy.bf_rounding == "down",
-        backfill_order=BACKFILL_ORDER_CODES[policy.backfill_order],
-        weight_age=float(mf.weight_age), weight_size=float(mf.weight_size),
-        weight_fairshare=float(mf.weight_fairshare), weight_queue=float(mf.weight_queue),
-        weight_partition=float(mf.weight_partition), max_age=int(mf.max_age),
-        half_life=int(mf.half_life), calc_period=int(mf.calc_period),
-        is_favor_small=mf.size_favor == "small",
-        queue_factors=tuple(sorted((int(k), float(v)) for k, v in dict(mf.queue_factors).items())),
-        partition_factors=tuple(sorted((int(k), float(v))
-                                       for k, v in dict(mf.partition_factors).items())),
-        mall_policy=RECONFIG_POLICY_CODES[mal.policy],
-        speedup_model=SPEEDUP_CODES[parse_speedup(mal.speedup)[0]],
-        is_checkin=mal.points == "checkin", is_scaled=mal.estimate_scaling == "speedup",
-        is_pow2=bool(mal.power_of_two), is_moldable_start=bool(mal.moldable_start),
-        reconfig_fixed=float(mal.reconfig_fixed), reconfig_per_proc=float(mal.reconfig_per_proc),
-        min_interval=int(mal.min_interval), checkin_period=int(mal.checkin_period),
-        is_slurm_expand=mal.expand_mode == "slurm",
-        predict_runs=int(policy.predict_runs), is_cold_request=policy.predict_cold == "request",
-        is_incremental=policy.correction == "incremental",
-        start_size=START_SIZE_CODES[mal.start_size],
-        efficiency_threshold=float(mal.efficiency_threshold), min_gain=int(mal.min_gain))
+    values["queue_factors"] = tuple(sorted((int(q), float(v))
+                                           for q, v in dict(mf.queue_factors).items()))
+    values["partition_factors"] = tuple(sorted((int(q), float(v))
+                                               for q, v in dict(mf.partition_factors).items()))
+    return CorePolicy(**values)
