@@ -21,7 +21,8 @@ def _copy_checkout(dest: Path) -> None:
     """Tracked and untracked, not ignored files, plus this checkout's build products."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
-    products = [p.relative_to(REPO) for p in REPO.glob("_core/*") if p.suffix in (".c", ".so")]
+    products = [p.relative_to(REPO) for p in REPO.glob("_core/*")
+                if p.suffix in (".c", ".so") or p.name == "_knob_codes.pxi"]
     stamp = REPO / "_core" / ".cython-directives"
     for rel in [Path(os.fsdecode(f)) for f in listed if f] + products + (
             [stamp.relative_to(REPO)] if stamp.exists() else []):
@@ -58,6 +59,7 @@ def test_release_wheel_after_a_debug_in_place_build(tmp_path):
                       if n.startswith("malleo/_core/") and n.endswith(".so"))
     assert compiled == modules
     assert "malleo/_core/_types.pxd" in names and "malleo/_core/plan.pyi" in names
+    assert "malleo/_core/_knob_codes.pxi" in names      # generated; _types.pxd includes it
 
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
