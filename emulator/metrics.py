@@ -14,7 +14,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BSLD_THRESHOLD", "job_metrics", "summarize", "summary_and_user_columns",
+__all__ = ["BSLD_THRESHOLD", "PER_JOB", "job_metrics", "job_metric", "user_groups",
+           "group_mean", "summarize", "summary_and_user_columns",
            "user_columns", "user_metrics", "users_frame", "jain_index", "timeline",
            "SUMMARY_KEYS"]
 

@@ -1,7 +1,6 @@
 """The replay driver through the real core: tiny hand-computed schedules, the default
 workload end to end, slices, node-exclusive machines and the writers."""
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+from helpers import TRACES          # MALLEO_TRACES, or ../shared/traces beside the repo
 SDSC = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
 
 
