@@ -618,6 +618,11 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             bf_started(s, j)
         elif reserved < s.bf_max_job_test:
             lb = shape_hint(&s.prof, s.procs[j], hold)
+            if lb - s.now > s.bf_window:
+                # the same shape's earliest start in this pass is already past the window,
+                # and this one's is no earlier (lb is a lower bound): no reservation, no
+                # search (issue 16: a backlog deeper than the window searched every job)
+                continue
             if down:
                 when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
             else:
