@@ -729,8 +729,8 @@ cdef inline bint slurm_can_resume(const sched_t* s) noexcept nogil:
 cdef inline void slurm_record(sched_t* s, bint is_walked) noexcept nogil:
     """After a pass: keep it for slurm_can_resume if it was a slurm walk (``is_walked``)
     that started nothing behind the head (the first walk's starts were running jobs when
-    the profile was built: part of it), in a mode whose proof holds (bf_resolution rounding up, queue
-    candidate order, static queue keys, fixed estimates)."""
+    the profile was built: part of it), in a mode whose proof holds (bf_resolution
+    rounding up, queue candidate order, static queue keys, fixed estimates)."""
     s.sr_valid = (is_walked and s.n_started == s.sr_first and s.backfill == BACKFILL_SLURM
                   and not s.is_bf_round_down and s.bfo == NULL and s.learn == NULL
                   and s.estimate != ESTIMATE_PREDICT and s.order != ORDER_MULTIFACTOR
