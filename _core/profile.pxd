@@ -14,6 +14,15 @@
 # The summaries (badd, blo, bhi) sit in their own contiguous arrays, apart from the
 # blocks, so that the searches skip blocks reading a few bytes each.
 #
+# Blocks of blocks (issue 16): every PROFILE_GROUP consecutive blocks form a group g
+# (blocks g * PROFILE_GROUP ...) with two more summaries, of actual free counts:
+#
+#   glo[g] = min(blo[b] + badd[b]),  ghi[g] = max(bhi[b] + badd[b])  over the group's blocks
+#
+# so the walks skip whole groups (a two-level min/max summary: a walk over b blocks costs
+# O(PROFILE_GROUP + b / PROFILE_GROUP) instead of O(b)).  Every kernel that changes a
+# block's blo, bhi or badd, or moves blocks, keeps them exact (_groups_fix).
+#
 # Invariants: blocks are in time order, every block in use holds 1..PROFILE_BLOCK
 # breakpoints, times strictly increase across the whole sequence, block 0 entry 0 is the
 # origin, and lo/hi are exact after every kernel returns.
@@ -28,7 +37,7 @@
 # neighbours hold the same free count) never changes an answer.
 from libc.stdlib cimport malloc, realloc, free as c_free
 from libc.string cimport memmove, memcpy, memset
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint64_t, INT64_MAX
 
 from _types cimport simtime_t, procs_t, intp_t
 
@@ -41,6 +50,10 @@ cdef struct pblock_t:
     simtime_t time[PROFILE_BLOCK]   # breakpoint times (seconds), strictly increasing
     procs_t free[PROFILE_BLOCK]     # stored free counts; the actual count adds badd[b]
     int32_t n                       # entries in use, 1..PROFILE_BLOCK
+
+
+cdef enum:
+    PROFILE_GROUP = 8     # blocks per group (glo / ghi: the second level of summaries)
 
 
 cdef enum:
@@ -60,6 +73,8 @@ cdef struct profile_t:
     procs_t* badd     # per block: lazy amount added to every entry
     procs_t* blo      # per block: min of the stored free[0:n]
     procs_t* bhi      # per block: max of the stored free[0:n]
+    procs_t* glo      # per group of PROFILE_GROUP blocks: min of blo + badd (actual counts)
+    procs_t* ghi      # per group: max of bhi + badd (actual counts); room for cap entries
     intp_t nb         # blocks in use (1 after profile_reset)
     intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
@@ -101,6 +116,8 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.badd = <procs_t*> malloc(nb * sizeof(procs_t))
     p.blo = <procs_t*> malloc(nb * sizeof(procs_t))
     p.bhi = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.glo = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.ghi = <procs_t*> malloc(nb * sizeof(procs_t))
     p.nb = 0
     p.cap = nb
     p.n = 0
@@ -111,7 +128,8 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.src_next = 0
     p.src_res = 1
     p.src_started = 0
-    if p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL:
+    if (p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL
+            or p.glo == NULL or p.ghi == NULL):
         with gil:
             raise MemoryError("availability profile")
     return 0
@@ -123,12 +141,16 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     c_free(p.badd)
     c_free(p.blo)
     c_free(p.bhi)
+    c_free(p.glo)
+    c_free(p.ghi)
     c_free(p.pend_time)
     c_free(p.pend_procs)
     p.blk = NULL
     p.badd = NULL
     p.blo = NULL
     p.bhi = NULL
+    p.glo = NULL
+    p.ghi = NULL
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -160,7 +182,8 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
             raise MemoryError("availability profile")
     p.blk = b
     if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
-            and _grow_procs(&p.bhi, cap)):
+            and _grow_procs(&p.bhi, cap) and _grow_procs(&p.glo, cap)
+            and _grow_procs(&p.ghi, cap)):
         with gil:
             raise MemoryError("availability profile")
     p.cap = cap
@@ -182,6 +205,52 @@ cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
     p.bhi[b] = hi
 
 
+cdef inline void _group_bounds(profile_t* p, intp_t g) noexcept nogil:
+    """Recompute glo[g] and ghi[g] from the blocks of group g in use."""
+    cdef intp_t b = g * PROFILE_GROUP
+    cdef intp_t e = b + PROFILE_GROUP
+    cdef procs_t lo, hi, v
+    if e > p.nb:
+        e = p.nb
+    lo = p.blo[b] + p.badd[b]
+    hi = p.bhi[b] + p.badd[b]
+    b += 1
+    while b < e:
+        v = p.blo[b] + p.badd[b]
+        lo = v if v < lo else lo
+        v = p.bhi[b] + p.badd[b]
+        hi = v if v > hi else hi
+        b += 1
+    p.glo[g] = lo
+    p.ghi[g] = hi
+
+
+cdef inline void _groups_fix(profile_t* p, intp_t b0, intp_t b1) noexcept nogil:
+    """Recompute the group summaries of the groups holding blocks b0..b1 (inclusive,
+    clamped to the blocks in use)."""
+    cdef intp_t g
+    if b1 >= p.nb:
+        b1 = p.nb - 1
+    for g in range(b0 // PROFILE_GROUP, b1 // PROFILE_GROUP + 1):
+        _group_bounds(p, g)
+
+
+cdef inline void _groups_add(profile_t* p, intp_t b0, intp_t b1, procs_t procs) noexcept nogil:
+    """Blocks b0..b1 - 1 (whole ones) had ``procs`` added to their badd: shift the groups
+    they fill entirely, recompute the (at most two) they share with other blocks."""
+    cdef intp_t g
+    cdef intp_t g0 = b0 // PROFILE_GROUP
+    cdef intp_t g1 = (b1 - 1) // PROFILE_GROUP
+    if b1 <= b0:
+        return
+    _group_bounds(p, g0)
+    for g in range(g0 + 1, g1):
+        p.glo[g] += procs
+        p.ghi[g] += procs
+    if g1 > g0:
+        _group_bounds(p, g1)
+
+
 cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now) noexcept nogil:
     """One segment [origin, inf) with ``free_now`` processors free (room for one block
     always exists after profile_init)."""
@@ -194,6 +263,8 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     p.badd[0] = 0
     p.blo[0] = free_now
     p.bhi[0] = free_now
+    p.glo[0] = free_now
+    p.ghi[0] = free_now
     p.n_hints = 0
     p.hint_next = 0
     p.n_pend = 0
@@ -330,6 +401,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
             _block_bounds(p, p.nb - 1)
         elif blk.free[last] > p.bhi[p.nb - 1]:
             p.bhi[p.nb - 1] = blk.free[last]
+        _group_bounds(p, (p.nb - 1) // PROFILE_GROUP)
         return 0
     v = blk.free[last] + p.badd[p.nb - 1] + procs
     if blk.n == PROFILE_BLOCK:
@@ -351,6 +423,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
             p.blo[p.nb - 1] = v
         if v > p.bhi[p.nb - 1]:
             p.bhi[p.nb - 1] = v
+    _group_bounds(p, (p.nb - 1) // PROFILE_GROUP)
     p.n += 1
     return 0
 
@@ -417,6 +490,58 @@ cdef inline void _profile_advance(const profile_t* p, ppos_t* k, simtime_t t) no
     k.i = i
 
 
+cdef inline intp_t _skip_free_enough(const profile_t* p, intp_t b, procs_t procs,
+                                     simtime_t limit) noexcept nogil:
+    """The first block from ``b`` on with a segment of fewer than ``procs`` free; p.nb if
+    none, or any block from one starting at or after ``limit`` on (the caller stops
+    there).  Blocks one by one up to a group boundary, then whole groups by glo."""
+    cdef intp_t g, ng
+    while b < p.nb and b % PROFILE_GROUP != 0:
+        if p.blo[b] + p.badd[b] < procs:
+            return b
+        b += 1
+    if b >= p.nb:
+        return p.nb
+    ng = (p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP
+    g = b // PROFILE_GROUP
+    while g < ng and p.glo[g] >= procs:
+        g += 1
+        if g < ng and p.blk[g * PROFILE_GROUP].time[0] >= limit:
+            return g * PROFILE_GROUP
+    if g >= ng:
+        return p.nb
+    b = g * PROFILE_GROUP
+    while p.blo[b] + p.badd[b] >= procs:       # the group has such a block
+        b += 1
+    return b
+
+
+cdef inline intp_t _skip_short(const profile_t* p, intp_t b, procs_t procs,
+                               simtime_t limit) noexcept nogil:
+    """The first block from ``b`` on with a segment of at least ``procs`` free; p.nb if
+    none, or any block from one starting at or after ``limit`` on (the caller stops
+    there).  Blocks one by one up to a group boundary, then whole groups by ghi."""
+    cdef intp_t g, ng
+    while b < p.nb and b % PROFILE_GROUP != 0:
+        if p.bhi[b] + p.badd[b] >= procs:
+            return b
+        b += 1
+    if b >= p.nb:
+        return p.nb
+    ng = (p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP
+    g = b // PROFILE_GROUP
+    while g < ng and p.ghi[g] < procs:
+        g += 1
+        if g < ng and p.blk[g * PROFILE_GROUP].time[0] >= limit:
+            return g * PROFILE_GROUP
+    if g >= ng:
+        return p.nb
+    b = g * PROFILE_GROUP
+    while p.bhi[b] + p.badd[b] < procs:        # the group has such a block
+        b += 1
+    return b
+
+
 cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs) noexcept nogil:
     """Move ``k`` to the first breakpoint after it whose segment has fewer than ``procs``
     free; False (``k`` unchanged) if there is none.  Whole blocks with lo >= procs are
@@ -434,9 +559,7 @@ cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
-            b += 1
+        b = _skip_free_enough(p, b + 1, procs, INT64_MAX)   # whole blocks, groups free enough
         if b >= p.nb:
             return False
         need = procs - p.badd[b]
@@ -461,9 +584,7 @@ cdef inline bint profile_next_at_least(const profile_t* p, ppos_t* k,
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
-            b += 1
+        b = _skip_short(p, b + 1, procs, INT64_MAX)      # whole blocks, groups short
         if b >= p.nb:
             return False
         need = procs - p.badd[b]
@@ -491,6 +612,7 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
     lo.n = half
     _block_bounds(p, b)
     _block_bounds(p, b + 1)
+    _groups_fix(p, b, p.nb - 1)         # the blocks after b moved one place
     return 0
 
 
@@ -543,6 +665,7 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
         for i in range(a.i, z.i):
             blk.free[i] -= procs
         _block_bounds(p, a.b)
+        _group_bounds(p, a.b // PROFILE_GROUP)
         return 0
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
@@ -555,6 +678,7 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
         for i in range(z.i):
             blk.free[i] -= procs
         _block_bounds(p, z.b)
+    _groups_add(p, a.b, z.b + 1, -procs)     # shifts or recomputes every group touched
     return 0
 
 
@@ -624,9 +748,7 @@ cdef inline bint _next_below_before(const profile_t* p, ppos_t* k, procs_t procs
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
-            b += 1
+        b = _skip_free_enough(p, b + 1, procs, limit)
         if b >= p.nb or p.blk[b].time[0] >= limit:
             return False
         need = procs - p.badd[b]
@@ -651,9 +773,7 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
-            b += 1
+        b = _skip_short(p, b + 1, procs, limit)
         if b >= p.nb or p.blk[b].time[0] >= limit:
             return False
         need = procs - p.badd[b]
@@ -763,6 +883,7 @@ cdef inline void profile_trim(profile_t* p, simtime_t t) noexcept nogil:
     memmove(&p.bhi[0], &p.bhi[k.b], (p.nb - k.b) * sizeof(procs_t))
     p.nb -= k.b
     p.n -= gone
+    _groups_fix(p, 0, p.nb - 1)
 
 
 # --- Pending releases (the lazy build of backfill.pxd) --------------------------------------
@@ -837,4 +958,5 @@ cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) 
     _block_bounds(p, a.b)
     for b in range(a.b + 1, p.nb):
         p.badd[b] -= procs
+    _groups_add(p, a.b, p.nb, -procs)
     return 0

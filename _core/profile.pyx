@@ -7,7 +7,7 @@ from _types cimport simtime_t, procs_t, intp_t
 from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
-                      profile_hint, profile_note, PROFILE_BLOCK)
+                      profile_hint, profile_note, PROFILE_BLOCK, PROFILE_GROUP)
 
 
 @cython.final
@@ -104,8 +104,9 @@ cdef class Profile:
         return times, free
 
     def check(self):
-        """Assert the block invariants (profile.pxd); for tests.  Returns the block count."""
-        cdef intp_t b, i
+        """Assert the block and group invariants (profile.pxd); for tests.  Returns the
+        block count."""
+        cdef intp_t b, i, g, e
         cdef simtime_t prev = profile_origin(&self.p) - 1
         cdef intp_t total = 0
         cdef pblock_t* blk
@@ -119,6 +120,12 @@ cdef class Profile:
                 prev = blk.time[i]
             total += blk.n
         assert total == self.p.n
+        for g in range((self.p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP):
+            e = min((g + 1) * PROFILE_GROUP, self.p.nb)
+            assert self.p.glo[g] == min(self.p.blo[b] + self.p.badd[b]
+                                        for b in range(g * PROFILE_GROUP, e)), ("glo", g)
+            assert self.p.ghi[g] == max(self.p.bhi[b] + self.p.badd[b]
+                                        for b in range(g * PROFILE_GROUP, e)), ("ghi", g)
         return self.p.nb
 
     def __len__(self):
