@@ -73,6 +73,8 @@ cdef struct profile_t:
     procs_t* badd     # per block: lazy amount added to every entry
     procs_t* blo      # per block: min of the stored free[0:n]
     procs_t* bhi      # per block: max of the stored free[0:n]
+    simtime_t* bfirst # per block: its first breakpoint time (blk[b].time[0], contiguous
+                      # for profile_locate's binary search)
     procs_t* glo      # per group of PROFILE_GROUP blocks: min of blo + badd (actual counts)
     procs_t* ghi      # per group: max of bhi + badd (actual counts); room for cap entries
     intp_t nb         # blocks in use (1 after profile_reset)
@@ -89,6 +91,7 @@ cdef struct profile_t:
     simtime_t shape_dur[SHAPE_SLOTS]        # duration (seconds)
     simtime_t shape_when[SHAPE_SLOTS]       # the latest answer for that shape (seconds), -1
     bint shape_nofit[SHAPE_SLOTS]           # slurm: that shape did not fit now in this pass
+    intp_t shape_hidx[SHAPE_SLOTS]          # where profile_note put that shape, -1 (a cache)
     # kept profile: where processors came back since the previous pass's answers (dec_add)
     simtime_t dec_a[DEC_SLOTS]              # interval starts (seconds)
     simtime_t dec_b[DEC_SLOTS]              # interval ends, exclusive (seconds)
@@ -118,6 +121,7 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.bhi = <procs_t*> malloc(nb * sizeof(procs_t))
     p.glo = <procs_t*> malloc(nb * sizeof(procs_t))
     p.ghi = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.bfirst = <simtime_t*> malloc(nb * sizeof(simtime_t))
     p.nb = 0
     p.cap = nb
     p.n = 0
@@ -129,7 +133,7 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.src_res = 1
     p.src_started = 0
     if (p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL
-            or p.glo == NULL or p.ghi == NULL):
+            or p.glo == NULL or p.ghi == NULL or p.bfirst == NULL):
         with gil:
             raise MemoryError("availability profile")
     return 0
@@ -143,6 +147,7 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     c_free(p.bhi)
     c_free(p.glo)
     c_free(p.ghi)
+    c_free(p.bfirst)
     c_free(p.pend_time)
     c_free(p.pend_procs)
     p.blk = NULL
@@ -151,6 +156,7 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     p.bhi = NULL
     p.glo = NULL
     p.ghi = NULL
+    p.bfirst = NULL
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -163,6 +169,15 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
 cdef inline bint _grow_procs(procs_t** a, intp_t cap) noexcept nogil:
     """realloc one summary array to ``cap`` entries; False on failure (``a`` kept)."""
     cdef procs_t* r = <procs_t*> realloc(a[0], cap * sizeof(procs_t))
+    if r == NULL:
+        return False
+    a[0] = r
+    return True
+
+
+cdef inline bint _grow_times(simtime_t** a, intp_t cap) noexcept nogil:
+    """realloc one per-block time array to ``cap`` entries; False on failure."""
+    cdef simtime_t* r = <simtime_t*> realloc(a[0], cap * sizeof(simtime_t))
     if r == NULL:
         return False
     a[0] = r
@@ -183,7 +198,7 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
     p.blk = b
     if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
             and _grow_procs(&p.bhi, cap) and _grow_procs(&p.glo, cap)
-            and _grow_procs(&p.ghi, cap)):
+            and _grow_procs(&p.ghi, cap) and _grow_times(&p.bfirst, cap)):
         with gil:
             raise MemoryError("availability profile")
     p.cap = cap
@@ -265,6 +280,7 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     p.bhi[0] = free_now
     p.glo[0] = free_now
     p.ghi[0] = free_now
+    p.bfirst[0] = origin
     p.n_hints = 0
     p.hint_next = 0
     p.n_pend = 0
@@ -294,12 +310,18 @@ cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
     """Remember an earliest-fit answer ``when`` (>= 0) for (procs, duration): the entry of
     the same size and duration if any (answers only grow), else a free entry, else the
     oldest one (any subset of answers gives a sound bound)."""
+    _profile_note_at(p, procs, duration, when)
+
+
+cdef inline intp_t _profile_note_at(profile_t* p, procs_t procs, simtime_t duration,
+                                    simtime_t when) noexcept nogil:
+    """profile_note, returning the entry that holds the shape now."""
     cdef intp_t k
     for k in range(p.n_hints):
         if p.hint_procs[k] == procs and p.hint_dur[k] == duration:
             if when > p.hint_when[k]:
                 p.hint_when[k] = when
-            return
+            return k
     if p.n_hints < PROFILE_HINTS:
         k = p.n_hints
         p.n_hints += 1
@@ -309,6 +331,7 @@ cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
     p.hint_procs[k] = procs
     p.hint_dur[k] = duration
     p.hint_when[k] = when
+    return k
 
 
 cdef inline intp_t _shape_slot(procs_t procs, simtime_t duration) noexcept nogil:
@@ -339,6 +362,7 @@ cdef inline intp_t _shape_claim(profile_t* p, procs_t procs, simtime_t duration)
         p.shape_dur[k] = duration
         p.shape_when[k] = -1
         p.shape_nofit[k] = False
+        p.shape_hidx[k] = -1
     return k
 
 
@@ -357,6 +381,23 @@ cdef inline void shape_note(profile_t* p, procs_t procs, simtime_t duration,
     cdef intp_t k = _shape_claim(p, procs, duration)
     if when > p.shape_when[k]:
         p.shape_when[k] = when
+
+
+cdef inline void shape_note_both(profile_t* p, procs_t procs, simtime_t duration,
+                                 simtime_t when) noexcept nogil:
+    """shape_note and profile_note of one answer, with the same result as the two calls:
+    the dominance entry of a shape already noted is found through the shape's slot in
+    O(1) (checked: a ring entry may have been taken by another shape since) instead of a
+    scan of PROFILE_HINTS entries (the kept pass notes every holder's answer)."""
+    cdef intp_t k = _shape_claim(p, procs, duration)
+    cdef intp_t h = p.shape_hidx[k]
+    if when > p.shape_when[k]:
+        p.shape_when[k] = when
+    if (0 <= h < p.n_hints and p.hint_procs[h] == procs and p.hint_dur[h] == duration):
+        if when > p.hint_when[h]:
+            p.hint_when[h] = when
+        return
+    p.shape_hidx[k] = _profile_note_at(p, procs, duration, when)
 
 
 cdef inline bint shape_seen_nofit(const profile_t* p, procs_t procs,
@@ -410,6 +451,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
         blk.n = 1
         blk.time[0] = time
         blk.free[0] = v
+        p.bfirst[p.nb] = time
         p.badd[p.nb] = 0
         p.blo[p.nb] = v
         p.bhi[p.nb] = v
@@ -438,7 +480,7 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
     cdef const pblock_t* blk
     while lo < hi:                                  # last block whose first time <= t
         mid = (lo + hi + 1) >> 1
-        if p.blk[mid].time[0] <= t:
+        if p.bfirst[mid] <= t:
             lo = mid
         else:
             hi = mid - 1
@@ -506,7 +548,7 @@ cdef inline intp_t _skip_free_enough(const profile_t* p, intp_t b, procs_t procs
     g = b // PROFILE_GROUP
     while g < ng and p.glo[g] >= procs:
         g += 1
-        if g < ng and p.blk[g * PROFILE_GROUP].time[0] >= limit:
+        if g < ng and p.bfirst[g * PROFILE_GROUP] >= limit:
             return g * PROFILE_GROUP
     if g >= ng:
         return p.nb
@@ -532,7 +574,7 @@ cdef inline intp_t _skip_short(const profile_t* p, intp_t b, procs_t procs,
     g = b // PROFILE_GROUP
     while g < ng and p.ghi[g] < procs:
         g += 1
-        if g < ng and p.blk[g * PROFILE_GROUP].time[0] >= limit:
+        if g < ng and p.bfirst[g * PROFILE_GROUP] >= limit:
             return g * PROFILE_GROUP
     if g >= ng:
         return p.nb
@@ -602,6 +644,7 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
         memmove(&p.badd[b + 2], &p.badd[b + 1], (p.nb - b - 1) * sizeof(procs_t))
         memmove(&p.blo[b + 2], &p.blo[b + 1], (p.nb - b - 1) * sizeof(procs_t))
         memmove(&p.bhi[b + 2], &p.bhi[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.bfirst[b + 2], &p.bfirst[b + 1], (p.nb - b - 1) * sizeof(simtime_t))
     p.nb += 1
     lo = &p.blk[b]
     hi = &p.blk[b + 1]
@@ -609,6 +652,7 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
     memcpy(hi.time, lo.time + half, hi.n * sizeof(simtime_t))
     memcpy(hi.free, lo.free + half, hi.n * sizeof(procs_t))
     p.badd[b + 1] = p.badd[b]
+    p.bfirst[b + 1] = hi.time[0]
     lo.n = half
     _block_bounds(p, b)
     _block_bounds(p, b + 1)
@@ -682,6 +726,27 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     return 0
 
 
+
+cdef inline void profile_merge_at(profile_t* p, simtime_t t) noexcept nogil:
+    """Drop the breakpoint at ``t`` if there is one, not first in its block, with the free
+    count of the segment before it (the profile is a function of time only, so no answer
+    changes).  The block's min and max (hence its group's) stay: an equal neighbour holds
+    the same value.  The kept profile calls it where a returned slot or an early
+    completion gave processors back, so that stale breakpoints do not pile up."""
+    cdef ppos_t k
+    cdef pblock_t* blk
+    if t <= profile_origin(p):
+        return
+    k = profile_locate(p, t)
+    blk = &p.blk[k.b]
+    if k.i == 0 or blk.time[k.i] != t or blk.free[k.i] != blk.free[k.i - 1]:
+        return
+    if k.i + 1 < blk.n:
+        memmove(blk.time + k.i, blk.time + k.i + 1, (blk.n - k.i - 1) * sizeof(simtime_t))
+        memmove(blk.free + k.i, blk.free + k.i + 1, (blk.n - k.i - 1) * sizeof(procs_t))
+    blk.n -= 1
+    p.n -= 1
+
 cdef inline simtime_t align_up(simtime_t t, simtime_t resolution) noexcept nogil:
     """The smallest multiple of ``resolution`` that is >= ``t`` (any sign of ``t``)."""
     if resolution <= 1:
@@ -749,7 +814,7 @@ cdef inline bint _next_below_before(const profile_t* p, ppos_t* k, procs_t procs
                     return True
                 i += 1
         b = _skip_free_enough(p, b + 1, procs, limit)
-        if b >= p.nb or p.blk[b].time[0] >= limit:
+        if b >= p.nb or p.bfirst[b] >= limit:
             return False
         need = procs - p.badd[b]
         i = 0
@@ -774,7 +839,7 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
                     return True
                 i += 1
         b = _skip_short(p, b + 1, procs, limit)
-        if b >= p.nb or p.blk[b].time[0] >= limit:
+        if b >= p.nb or p.bfirst[b] >= limit:
             return False
         need = procs - p.badd[b]
         i = 0
@@ -881,6 +946,7 @@ cdef inline void profile_trim(profile_t* p, simtime_t t) noexcept nogil:
     memmove(&p.badd[0], &p.badd[k.b], (p.nb - k.b) * sizeof(procs_t))
     memmove(&p.blo[0], &p.blo[k.b], (p.nb - k.b) * sizeof(procs_t))
     memmove(&p.bhi[0], &p.bhi[k.b], (p.nb - k.b) * sizeof(procs_t))
+    memmove(&p.bfirst[0], &p.bfirst[k.b], (p.nb - k.b) * sizeof(simtime_t))
     p.nb -= k.b
     p.n -= gone
     _groups_fix(p, 0, p.nb - 1)

@@ -7,7 +7,8 @@ from _types cimport simtime_t, procs_t, intp_t
 from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
-                      profile_hint, profile_note, PROFILE_BLOCK, PROFILE_GROUP)
+                      profile_hint, profile_note, profile_merge_at, PROFILE_BLOCK,
+                      PROFILE_GROUP)
 
 
 @cython.final
@@ -56,6 +57,16 @@ cdef class Profile:
         if start < profile_origin(&self.p):
             raise ValueError(f"reserve: start {start} before the origin {profile_origin(&self.p)}")
         profile_reserve(&self.p, start, end, procs)
+
+    def give_back(self, simtime_t start, simtime_t end, procs_t procs):
+        """Return ``procs`` processors taken over [start, end) by ``reserve`` and drop the
+        breakpoints at ``start`` and ``end`` that no longer change the count (the kept
+        profile's move of a reservation, backfill.pxd)."""
+        if start < profile_origin(&self.p):
+            raise ValueError(f"give_back: start {start} before the origin {profile_origin(&self.p)}")
+        profile_reserve(&self.p, start, end, -procs)
+        profile_merge_at(&self.p, end)
+        profile_merge_at(&self.p, start)
 
     def fits(self, simtime_t start, simtime_t duration, procs_t procs):
         """True if ``procs`` processors are free over [start, start + duration)."""
@@ -115,6 +126,7 @@ cdef class Profile:
             assert 1 <= blk.n <= PROFILE_BLOCK, (b, blk.n)
             assert self.p.blo[b] == min(blk.free[i] for i in range(blk.n)), b
             assert self.p.bhi[b] == max(blk.free[i] for i in range(blk.n)), b
+            assert self.p.bfirst[b] == blk.time[0], ("bfirst", b)
             for i in range(blk.n):
                 assert blk.time[i] > prev, (b, i)
                 prev = blk.time[i]

@@ -211,6 +211,7 @@ def test_groups_of_blocks_match_brute_force(seed):
     total, horizon = 256, 40_000
     free = np.full(horizon + 5_000, total, dtype=np.int64)
     prof = Profile(0, total)
+    taken = []
     for k in range(6_000):
         begin = int(rng.integers(0, horizon - 2_000))
         length = int(rng.integers(1, 600))
@@ -218,11 +219,22 @@ def test_groups_of_blocks_match_brute_force(seed):
         if (free[begin:begin + length] >= need).all():
             prof.reserve(begin, begin + length, need)
             free[begin:begin + length] -= need
+            taken.append((begin, length, need))
         if k % 500 == 0:
             prof.check()
     assert prof.check() > 8 * 12      # more than 12 groups of 8 blocks
+    for k in range(0, len(taken), 3):     # a third given back: stale breakpoints dropped
+        begin, length, need = taken[k]
+        before = len(prof)
+        prof.give_back(begin, begin + length, need)
+        free[begin:begin + length] += need
+        assert len(prof) <= before
+        if k % 300 == 0:
+            prof.check()
+    prof.check()
     times, counts = prof.breakpoints()
     assert (counts == free[times]).all()
+    assert len(prof) < 1.8 * len(taken)   # about 4/3 with the merges, 2 without
     for _ in range(100):
         start = int(rng.integers(0, horizon))
         duration = int(rng.integers(0, 3_000))
