@@ -4,9 +4,9 @@ For each trace and backfill mode: read the trace, keep the first N jobs (in subm
 like ``malleo replay --jobs 0:N``) when ``--jobs N`` is given, run one
 ``malleo._core.simulate`` and print one JSON line with the SHA-256 of the ``start``,
 ``reservation`` and ``backfilled`` arrays (the whole schedule: end = start + runtime), the
-seconds the simulation took (wall, and the process's CPU seconds: on a shared machine the
-wall time mostly measures the load) and the jobs/s it gives (per wall and CPU second).  Each (trace, mode) runs in a child
-process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
+seconds the simulation took (wall, and the process's CPU seconds, which a loaded shared
+machine moves far less) and the jobs/s it gives (per wall and per CPU second).  Each
+(trace, mode) runs in a child process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
 trace, mode and prefix) and exits 1 on any difference.
 
 A mode is ``none``, ``easy``, ``conservative``, ``slurm``, ``slurm-down`` (bf_rounding
