@@ -84,8 +84,8 @@ def policy_options(func: Callable) -> Callable:
                           "override its keys."),
         click.option("--preset", "preset", type=click.Choice(sorted(PRESETS)), default=None,
                      help="A named policy shortcut applied over --config (easy++: EASY, "
-                          "SJF backfill-candidate order, predictions, Tsafrir's "
-                          "increments); the options below override it."),
+                          "SJF backfill-candidate order, predictions made at submission, "
+                          "Tsafrir's increments); the options below override it."),
         *(knob_option(k) for k in table_knobs("").values() if k.option),
     ]
     for option in reversed(options):
