@@ -137,7 +137,9 @@ class PlanState:
         """Runs before ``horizon`` (seconds) are needed no more than MAX_PREDICT_RUNS per
         user: drop the older ones.  Mutates this state."""
         self.horizon = int(horizon)
-        self.timeline = {u: _pruned(runs, self.horizon) for u, runs in self.timeline.items()}
+        for u, runs in self.timeline.items():
+            if len(runs) > MAX_PREDICT_RUNS:
+                self.timeline[u] = _pruned(runs, self.horizon)
 
     def fairshare(self, user):
         """The user's multifactor fair-share factor as of the last calculation:
@@ -155,6 +157,8 @@ class PlanState:
 def _pruned(runs, horizon):
     """``runs`` ((end, runtime), ... in completion order) without those ended by
     ``horizon`` but the last MAX_PREDICT_RUNS of them."""
+    if len(runs) <= MAX_PREDICT_RUNS:
+        return tuple(runs)
     old = [k for k, (end, _) in enumerate(runs) if end <= horizon]
     if len(old) <= MAX_PREDICT_RUNS:
         return tuple(runs)

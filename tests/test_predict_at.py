@@ -118,7 +118,8 @@ def test_core_matches_oracle_on_real_trace_heads(path, predict_at):
 
 def _expected_at_submit(workload, end, runs=2, cold="fewer"):
     """Each job's prediction from the runs of its user ended by its submit time, computed
-    from the replay's own end times (completions at one time in job order)."""
+    from the replay's own end times (completions at one time in job order: exact without
+    zero-runtime jobs, whose completions come in later rounds at the same time)."""
     done = sorted(range(len(end)), key=lambda j: (end[j], j))
     out = []
     for j, submit in enumerate(workload.submit):
@@ -133,7 +134,7 @@ def _expected_at_submit(workload, end, runs=2, cold="fewer"):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(workload=workloads(max_jobs=50), order=st.sampled_from(ORACLE_ORDERS),
+@given(workload=workloads(max_jobs=50, min_runtime=1), order=st.sampled_from(ORACLE_ORDERS),
        backfill=st.sampled_from(ORACLE_BACKFILLS), runs=st.sampled_from([1, 2, 3]),
        cold=st.sampled_from(["fewer", "request"]))
 def test_submit_estimates_are_those_of_the_submit_time_and_replays_repeat(
