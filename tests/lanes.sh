@@ -22,7 +22,7 @@ elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d min %02d s' $(( s / 60 )
 log=$(mktemp "/tmp/malleo-lane-$name.XXXXXX")
 t0=$(date +%s)
 # A process group of its own (setsid), so that Ctrl-C or a CI timeout stops the whole lane.
-setsid bash -c "$background" >"$log" 2>&1 </dev/null &
+setsid -w bash -c "$background" >"$log" 2>&1 </dev/null &
 pid=$!
 trap 'kill -TERM -- "-$pid" 2>/dev/null; exit 130' INT TERM
 say "$name lane started in the background (pid $pid, output at the end: $log)"
