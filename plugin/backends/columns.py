@@ -1,0 +1,379 @@
+"""The compact read of Slurm's state: ``squeue``/``sinfo`` text with only the fields the
+agent's cycle needs, parsed straight into numpy columns (issue 16).
+
+``squeue --json`` writes 2.4-6 KB a job (100-130 fields; 27 MB at 10,000 jobs in 22.05) and
+decoding it alone takes longer than the cycle's 100 ms budget.  The cycle reads instead::
+
+    SLURM_TIME_FORMAT=%s squeue --noheader --all --states=all \\
+        --Format=JobID:|,UserId:|,UserName:|,Partition:|,State:|,...,NodeList:|
+
+about 110 bytes a job: every field is written whole (width 0 means "no width", so nothing is
+cut) and followed by ``|``; times are epoch seconds (``SLURM_TIME_FORMAT=%s`` is a
+strftime format Slurm passes through).  The field names (:data:`SQUEUE_FIELDS`,
+:data:`SINFO_FIELDS`) exist in the ``--Format``/``-O`` tables of every Slurm malleo supports
+(22.05, 24.11, 25.11, 26.05: their man pages and 25.11's ``src/squeue/opts.c`` and
+``src/sinfo/opts.c`` list them all).
+
+Free text is never read: no job name, comment, working directory or path, which a user can
+fill with ``|`` or newlines.  Every field read is a number or a name Slurm or the site
+administrator chose (state, reason, partition, user and node names), none of which can hold
+``|``; a line whose field count is not exactly right is a :class:`SlurmParseError` naming
+the line and field, never a silent shift.  Identity (job id, uid) comes from numeric fields.
+Decisions that need trust (who owns a job, a malleable job's declared bounds in its
+``--comment``) still read the JSON record (``SlurmBackend.job_json``, docs/security.md).
+
+Columns, not objects: :func:`parse_squeue` splits the text once and converts each field to a
+numpy array (ints with one vectorised cast; states, reasons, partitions and time limits as
+byte-string arrays whose few distinct values are decoded once).  No Python object is made per
+job; :class:`JobTable` gives :class:`~malleo.plugin.backends.model.Job` records on demand
+(iteration, indexing) for the code outside the cycle's hot path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from malleo import slurm_values as values
+from malleo.plugin.backends import hostlist
+from malleo.plugin.backends.errors import SlurmParseError
+from malleo.plugin.backends.model import ACTIVE_STATES, UNAVAILABLE_NODE_FLAGS, Job, Node
+
+SQUEUE_FIELDS: tuple[str, ...] = (
+    "JobID", "UserId", "UserName", "Partition", "State", "PriorityLong", "SubmitTime",
+    "StartTime", "EndTime", "TimeLimit", "NumNodes", "MaxNodes", "NumCPUs", "NodeList",
+    "Reason")
+"""``squeue --Format`` fields of the compact read, in output order (module docstring).
+``Reason`` is last: squeue prints the job's ``state_desc`` there when slurmctld (or a site's
+job_submit plugin) set one (``ReqNodeNotAvail, UnavailableNodes:n3``), so it is the one field
+whose text is not an enumeration; a ``|`` in it folds back into the field, and only its
+first word (before ``,``) is kept: the reason name ``squeue --json`` gives as
+``state_reason``."""
+
+SINFO_FIELDS: tuple[str, ...] = ("NodeList", "PartitionName", "StateComplete", "CPUs",
+                                 "CPUsState")
+"""``sinfo -N --Format`` fields of the compact node read, in output order."""
+
+SEP = b"|"
+"""Field terminator: after every field, so a line of k fields holds exactly k of them."""
+
+TIME_ENV = {"SLURM_TIME_FORMAT": "%s"}
+"""Environment that makes squeue print times as epoch seconds."""
+
+#: Texts squeue prints for a time it does not have (start of a job never estimated...).
+_UNSET_TIMES = frozenset({b"N/A", b"NONE", b"Unknown", b"", b"(null)"})
+_ACTIVE = tuple(s.encode() for s in sorted(ACTIVE_STATES))
+_AVAILABLE_BASE = frozenset({"IDLE", "MIXED", "ALLOCATED", "COMPLETING"})
+
+
+def _format(fields: tuple[str, ...]) -> str:
+    return ",".join(f"{f}:{SEP.decode()}" for f in fields)
+
+
+def squeue_argv() -> list[str]:
+    """The compact squeue command (run with :data:`TIME_ENV` in the environment)."""
+    return ["squeue", "--noheader", "--all", "--states=all", "--Format=" + _format(SQUEUE_FIELDS)]
+
+
+def sinfo_argv() -> list[str]:
+    """The compact per-node sinfo command (a node in k partitions is k lines)."""
+    return ["sinfo", "--Node", "--noheader", "--all", "--Format=" + _format(SINFO_FIELDS)]
+
+
+def _split(data: bytes, fields: tuple[str, ...], command: str,
+           free_tail: bool = False) -> list[bytes]:
+    """The cells of ``data`` (lines of ``len(fields)`` terminated fields), row-major.
+
+    Checked vectorised: every line holds exactly ``len(fields)`` separators and ends with
+    one (``free_tail``: at least that many, the extra ones belonging to the last field).
+    Raises SlurmParseError naming the first bad line (1-based), its missing field and the
+    line's text."""
+    k = len(fields)
+    if not data:
+        return []
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    bars = np.flatnonzero(buf == SEP[0])
+    per_line = np.diff(np.searchsorted(bars, ends), prepend=0)
+    last_is_sep = buf[np.maximum(ends - 1, 0)] == SEP[0]
+    bad = np.flatnonzero((per_line < k if free_tail else per_line != k) | ~last_is_sep)
+    if len(bad):
+        row = int(bad[0])
+        line = data.split(b"\n")[row]
+        n = line.count(SEP)
+        if n < k:
+            what = f"field {n + 1} ({fields[n]}) missing"
+        elif not line.endswith(SEP):
+            what = f"text after the last field ({fields[-1]})"
+        else:
+            what = f"{n} fields where {k} ({', '.join(fields)}) were asked for"
+        raise SlurmParseError(f"{command}: line {row + 1}: {what}: "
+                              f"{line.decode('utf-8', 'replace')[:200]!r}")
+    if free_tail and (per_line > k).any():
+        cells = []
+        for line in data.split(b"\n")[:-1]:
+            parts = line.split(SEP)
+            cells += parts[:k - 1]
+            cells.append(SEP.join(parts[k - 1:-1]))
+        return cells
+    return data.replace(b"\n", b"").split(SEP)[:-1]
+
+
+def _ints(col: list[bytes], field: str, fields, command: str, *, unset: int | None = None,
+          unlimited: int | None = None) -> np.ndarray:
+    """A column of decimal integers as int64; ``unset``/``unlimited`` replace the texts
+    squeue prints for no value (N/A...) and for unlimited (UNLIMITED, INFINITE)."""
+    arr = np.array(col, dtype="S")
+    if unset is not None or unlimited is not None:
+        digits = np.strings.isdigit(arr)
+        if not digits.all():
+            out = np.zeros(len(arr), dtype=np.int64)
+            good = np.flatnonzero(digits)
+            out[good] = _cast(arr[good], field, fields, command, good)
+            for row in np.flatnonzero(~digits).tolist():
+                text = bytes(arr[row])
+                if unset is not None and text in _UNSET_TIMES:
+                    out[row] = unset
+                elif unlimited is not None and text.lower().decode() in values.UNLIMITED_WORDS:
+                    out[row] = unlimited
+                else:
+                    _bad(command, row, field, fields, text)
+            return out
+    return _cast(arr, field, fields, command, None)
+
+
+def _cast(arr: np.ndarray, field: str, fields, command: str, rows) -> np.ndarray:
+    """``arr`` (decimal byte strings) as int64; a sign, a space or a value beyond int64
+    (none of which squeue prints) is refused naming the row (``rows[i]``: its line)."""
+    try:
+        out = arr.astype(np.int64)
+        if not (out >= 0).all():
+            raise ValueError
+        return out
+    except (ValueError, OverflowError):
+        for i, text in enumerate(arr.tolist()):
+            if not text.isdigit() or int(text) >= 2 ** 63:
+                _bad(command, int(rows[i]) if rows is not None else i, field, fields, text)
+        raise
+
+
+def _bad(command: str, row: int, field: str, fields, text: bytes):
+    raise SlurmParseError(f"{command}: line {row + 1}: field {fields.index(field) + 1} "
+                          f"({field}): not a number: {text.decode('utf-8', 'replace')!r}")
+
+
+def _limit_seconds(col: np.ndarray, fields, command: str) -> np.ndarray:
+    """TimeLimit texts (``D-HH:MM:SS``, ``MM:SS``, ``UNLIMITED``, ``NOT_SET``) as seconds,
+    -1 for none; the few distinct values are parsed once each."""
+    uniq, inverse = np.unique(col, return_inverse=True)
+    secs = np.empty(len(uniq), dtype=np.int64)
+    for i, text in enumerate(uniq.tolist()):
+        word = text.decode("utf-8", "replace")
+        try:
+            d = None if word.upper() == "NOT_SET" else values.duration(word)
+        except ValueError:
+            row = int(np.flatnonzero(inverse == i)[0])
+            raise SlurmParseError(f"{command}: line {row + 1}: field "
+                                  f"{fields.index('TimeLimit') + 1} (TimeLimit): {word!r} is "
+                                  f"not a Slurm duration") from None
+        secs[i] = -1 if d is None else d
+    return secs[inverse.reshape(-1)]
+
+
+def _names(col: np.ndarray) -> list[str]:
+    """Distinct byte strings decoded once (partition, state... have few values)."""
+    uniq, inverse = np.unique(col, return_inverse=True)
+    text = [u.decode("utf-8", "replace") for u in uniq.tolist()]
+    return [text[i] for i in inverse.reshape(-1).tolist()]
+
+
+class JobTable:
+    """The queue as columns (one row per job squeue lists: a pending array's unstarted
+    tasks are one row, as in ``squeue --json``).
+
+    Attributes (numpy arrays of one length, row order as squeue printed):
+        job_id: int64 job ids (a job array's tasks each have their own).
+        user_id: int64 owner uid.
+        user: bytes owner name.
+        partition: bytes partition (pending: the one(s) requested, comma-separated).
+        state: bytes base state (PENDING, RUNNING, COMPLETING...).
+        reason: bytes state reason (b"" for Slurm's "None").
+        priority: int64 Slurm priority (0 while held).
+        submit_time, start_time, end_time: int64 epoch seconds, 0 when Slurm has none
+            (a pending job's start_time is Slurm's estimate).
+        time_limit: int64 seconds, -1 when unlimited or not set.
+        num_nodes, max_nodes, num_cpus: int64 (pending: minimum nodes requested).
+        node_list: list of bytes host lists (b"" while pending).
+    """
+
+    __slots__ = ("job_id", "user_id", "user", "partition", "state", "reason", "priority",
+                 "submit_time", "start_time", "end_time", "time_limit", "num_nodes",
+                 "max_nodes", "num_cpus", "node_list", "_jobs")
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @property
+    def is_held(self) -> np.ndarray:
+        """Held pending jobs: priority 0 (Slurm's meaning of held, as its JSON ``hold``),
+        or a JobHeld* reason."""
+        pending = self.state == b"PENDING"
+        return pending & ((self.priority == 0) | np.strings.startswith(self.reason, b"JobHeld"))
+
+    @property
+    def is_active(self) -> np.ndarray:
+        """Rows holding nodes (``model.ACTIVE_STATES``)."""
+        return np.isin(self.state, _ACTIVE)
+
+    def job(self, row: int) -> Job:
+        """Row ``row`` as a :class:`Job` (name and comment are not read: "")."""
+        state = self.state[row].decode()
+        started = state != "PENDING"
+        start = int(self.start_time[row]) or None
+        nodes = self.node_list[row].decode()
+        limit = int(self.time_limit[row])
+        max_nodes = int(self.max_nodes[row])
+        num_nodes = int(self.num_nodes[row])
+        return Job(int(self.job_id[row]), "", self.user[row].decode(), int(self.user_id[row]),
+                   self.partition[row].decode(), state, self.reason[row].decode(),
+                   int(self.submit_time[row]), start if started else None,
+                   None if started else start,
+                   (int(self.end_time[row]) or None) if started else None,
+                   None if limit < 0 else limit, num_nodes,
+                   None if started or max_nodes <= num_nodes else max_nodes,
+                   int(self.num_cpus[row]), int(self.priority[row]),
+                   tuple(hostlist.expand(nodes)) if nodes else (), (),
+                   bool(self.is_held[row]))
+
+    def jobs(self) -> tuple[Job, ...]:
+        """Every row as a Job (built once, then cached)."""
+        if self._jobs is None:
+            self._jobs = tuple(self.job(i) for i in range(len(self)))
+        return self._jobs
+
+    def __iter__(self):
+        return iter(self.jobs())
+
+    def __getitem__(self, row):
+        return self.jobs()[row]
+
+
+def parse_squeue(data: bytes | str, command: str = "squeue --Format") -> JobTable:
+    """The compact squeue output (:func:`squeue_argv`) as a :class:`JobTable`.
+
+    Raises:
+        SlurmParseError: a line with a field too many or too few, or a number, time or
+            time limit squeue never prints; the message names the line (1-based) and field.
+    """
+    if isinstance(data, str):
+        data = data.encode()
+    f = SQUEUE_FIELDS
+    cells = _split(data, f, command, free_tail=True)
+    k = len(f)
+    t = JobTable.__new__(JobTable)
+    t._jobs = None
+    col = {name: cells[i::k] for i, name in enumerate(f)}
+    t.job_id = _ints(col["JobID"], "JobID", f, command)
+    t.user_id = _ints(col["UserId"], "UserId", f, command)
+    t.user = np.array(col["UserName"], dtype="S")
+    t.partition = np.array(col["Partition"], dtype="S")
+    t.state = np.array(col["State"], dtype="S")
+    reason = np.array(col["Reason"], dtype="S")
+    if len(reason):
+        reason = np.strings.strip(np.strings.partition(reason, b",")[0])
+    t.reason = np.where(reason == b"None", b"", reason)
+    t.priority = _ints(col["PriorityLong"], "PriorityLong", f, command)
+    for field, attr in (("SubmitTime", "submit_time"), ("StartTime", "start_time"),
+                        ("EndTime", "end_time")):
+        setattr(t, attr, _ints(col[field], field, f, command, unset=0, unlimited=0))
+    t.time_limit = _limit_seconds(np.array(col["TimeLimit"], dtype="S"), f, command)
+    t.num_nodes = _ints(col["NumNodes"], "NumNodes", f, command)
+    t.max_nodes = _ints(col["MaxNodes"], "MaxNodes", f, command, unset=0, unlimited=0)
+    t.num_cpus = _ints(col["NumCPUs"], "NumCPUs", f, command)
+    t.node_list = col["NodeList"]
+    return t
+
+
+class NodeTable:
+    """Nodes as columns, one row per (node, partition) line of ``sinfo -N``.
+
+    Attributes (numpy arrays of one length):
+        name: bytes node names.
+        partition: bytes partition name.
+        is_available: bool, Slurm may schedule on the node (``Node.is_available``).
+        cpus: int64 configured CPUs.
+        alloc_cpus: int64 allocated CPUs.
+        state: list of str, ``StateComplete`` (``idle+drain``) as sinfo printed it.
+    """
+
+    __slots__ = ("name", "partition", "is_available", "cpus", "alloc_cpus", "state", "_nodes")
+
+    def usable(self, partition: str) -> tuple[list[str], np.ndarray]:
+        """Names and CPUs of the available nodes of ``partition``."""
+        rows = np.flatnonzero(self.is_available & (self.partition == partition.encode()))
+        return [n.decode() for n in self.name[rows].tolist()], self.cpus[rows]
+
+    def nodes(self) -> tuple[Node, ...]:
+        """One Node per node name, its partitions merged (first-seen order); cached."""
+        if self._nodes is None:
+            from malleo.plugin.backends.parse_json import _split_node_states
+
+            merged: dict[str, Node] = {}
+            for name, part, state, cpus, alloc in zip(
+                    self.name.tolist(), self.partition.tolist(), self.state,
+                    self.cpus.tolist(), self.alloc_cpus.tolist()):
+                name, part = name.decode(), part.decode()
+                old = merged.get(name)
+                if old is not None:
+                    if part and part not in old.partitions:
+                        merged[name] = Node(old.name, old.state, old.flags, old.cpus,
+                                            old.alloc_cpus, old.partitions + (part,))
+                    continue
+                base, flags = _split_node_states(state.upper().split("+"))
+                merged[name] = Node(name, base, flags, cpus, alloc, (part,) if part else ())
+            self._nodes = tuple(merged.values())
+        return self._nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes())
+
+    def __iter__(self):
+        return iter(self.nodes())
+
+    def __getitem__(self, i):
+        return self.nodes()[i]
+
+
+def parse_sinfo(data: bytes | str, command: str = "sinfo -N --Format") -> NodeTable:
+    """The compact sinfo output (:func:`sinfo_argv`) as a :class:`NodeTable`.
+
+    Raises:
+        SlurmParseError: a bad line or number (line and field named).
+    """
+    if isinstance(data, str):
+        data = data.encode()
+    f = SINFO_FIELDS
+    cells = _split(data, f, command)
+    k = len(f)
+    t = NodeTable.__new__(NodeTable)
+    t._nodes = None
+    t.name = np.array(cells[0::k], dtype="S")
+    t.partition = np.array(cells[1::k], dtype="S")
+    t.state = _names(np.array(cells[2::k], dtype="S"))
+    t.cpus = _ints(cells[3::k], "CPUs", f, command)
+    alloc = []
+    for row, text in enumerate(cells[4::k]):
+        head = text.split(b"/", 1)[0]                   # CPUsState: alloc/idle/other/total
+        if not head.isdigit() or text.count(b"/") != 3:
+            raise SlurmParseError(f"{command}: line {row + 1}: field 5 (CPUsState): "
+                                  f"{text.decode('utf-8', 'replace')!r} is not A/I/O/T")
+        alloc.append(head)
+    t.alloc_cpus = _ints(alloc, "CPUsState", f, command)
+    from malleo.plugin.backends.parse_json import _split_node_states
+
+    avail = {}
+    for s in set(t.state):                          # Node.is_available, per distinct state
+        base, flags = _split_node_states(s.upper().split("+"))
+        avail[s] = base in _AVAILABLE_BASE and not UNAVAILABLE_NODE_FLAGS.intersection(flags)
+    t.is_available = np.array([avail[s] for s in t.state], dtype=bool)
+    return t
