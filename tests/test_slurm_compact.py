@@ -76,6 +76,17 @@ def test_parse_squeue_refuses_bad_lines_naming_line_and_field(text, where):
     assert str(err.value).startswith(f"squeue --Format: {where}")
 
 
+def test_fingerprint_ignores_row_order_and_finished_jobs():
+    a = columns.parse_squeue(line() + line(JobID="8", State="PENDING")
+                             + line(JobID="9", State="COMPLETED"))
+    b = columns.parse_fingerprint(b"8|PENDING|\n7|RUNNING|\n")
+    assert a.fingerprint() == b
+    assert columns.parse_fingerprint(b"8|PENDING|\n7|COMPLETING|\n") != b
+    assert columns.parse_fingerprint(b"8|PENDING|\n") != b
+    with pytest.raises(SlurmParseError, match="line 2: field 2 \\(State\\) missing"):
+        columns.parse_fingerprint(b"8|PENDING|\n7|\n")
+
+
 def test_parse_squeue_empty_queue():
     t = columns.parse_squeue(b"")
     assert len(t) == 0 and t.job_id.dtype == np.int64
@@ -189,6 +200,7 @@ def test_compact_and_json_reads_give_the_same_plan(slurm_cluster, slurm_jobs):
     else:
         pytest.fail("the queue kept changing between the two reads")
     assert isinstance(fast.jobs, columns.JobTable) and isinstance(fast.nodes, columns.NodeTable)
+    assert compact.queue_fingerprint() == fast.jobs.fingerprint()   # the agent's change poll
     assert array in fast.jobs.job_id.tolist() and running[0] in fast.jobs.job_id.tolist()
     # the same read time for both, so `now` compares
     fast = Snapshot(slow.read_time, fast.nodes, fast.jobs, fast.partitions,

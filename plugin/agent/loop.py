@@ -29,7 +29,8 @@ from malleo.plugin.agent.apply import ApplyReport, apply_priorities, assign_prio
 from malleo.plugin.agent.live_plan import LivePlan, LivePlanner
 from malleo.plugin.agent.logs import LOGGER_NAME, event
 from malleo.plugin.agent.metrics_http import Metrics
-from malleo.plugin.agent.state import PlanInputs, Snapshot, queue_fingerprint, read_snapshot
+from malleo.plugin.agent.state import (PlanInputs, Snapshot, queue_fingerprint,
+                                      read_with_fingerprint)
 from malleo.plugin.backends import SlurmBackend
 from malleo.plugin.backends.columns import JobTable
 from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable
@@ -194,8 +195,7 @@ class Agent:
         self.backend.ping()
         sized: dict[int, int] = {}
         for attempt in range(STALE_RETRIES + 1):
-            fingerprint = queue_fingerprint(self.backend)
-            snapshot = read_snapshot(self.backend)
+            fingerprint, snapshot = read_with_fingerprint(self.backend)
             try:
                 live = self.planner.plan(snapshot)
             except ValueError as exc:

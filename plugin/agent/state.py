@@ -101,6 +101,22 @@ def read_snapshot(backend: SlurmBackend, *, compact: bool = True) -> Snapshot:
                     {p.name: p.max_time for p in parts}, default)
 
 
+def read_with_fingerprint(backend: SlurmBackend) -> tuple[tuple, Snapshot]:
+    """The queue fingerprint and a snapshot, as the agent's cycle takes them: from a
+    compact read (a :class:`JobTable`) the fingerprint is the read's own (one squeue fewer,
+    and exactly the state planned); else :func:`queue_fingerprint` first, then the read.
+
+    Raises:
+        SlurmError: Slurm is unreachable or refused a query.
+    """
+    if getattr(backend, "read", None) == "compact":
+        snapshot = read_snapshot(backend)
+        if isinstance(snapshot.jobs, JobTable):
+            return snapshot.jobs.fingerprint(), snapshot
+    fingerprint = queue_fingerprint(backend)
+    return fingerprint, read_snapshot(backend)
+
+
 def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[str, str], ...]:
     """A cheap summary of the queue that changes whenever a job arrives, starts or ends
     (:meth:`SlurmBackend.queue_fingerprint`: the CLI backend runs one plain-text squeue).

@@ -260,9 +260,13 @@ class CliBackend(SlurmBackend):
             raise SlurmParseError(f"scontrol show node {name}: empty output")
         return parse_scontrol.node(recs[0])
 
-    def queue_fingerprint(self) -> tuple[tuple[str, str], ...]:
-        """One ``squeue --noheader --all --format=%i|%T`` (plain text: much cheaper than
-        ``squeue --json`` on long queues); see :meth:`SlurmBackend.queue_fingerprint`."""
+    def queue_fingerprint(self) -> tuple:
+        """One plain-text squeue (much cheaper than ``squeue --json`` on long queues); see
+        :meth:`SlurmBackend.queue_fingerprint`.  With ``read="compact"`` the ids and states
+        as a digest (:func:`columns.fingerprint`, equal to :meth:`JobTable.fingerprint` of
+        the same queue); else ``--format=%i|%T`` pairs."""
+        if self.read == "compact":
+            return columns.parse_fingerprint(self._run(columns.fingerprint_argv(), text=False))
         out = self._run(["squeue", "--noheader", "--all", "--format=%i|%T"])
         pairs = []
         for line in out.splitlines():
