@@ -63,6 +63,10 @@ TIME_ENV = {"SLURM_TIME_FORMAT": "%s"}
 
 #: Texts squeue prints for a time it does not have (start of a job never estimated...).
 _UNSET_TIMES = frozenset({b"N/A", b"NONE", b"Unknown", b"", b"(null)"})
+#: Those and the words for no bound, as squeue writes them (a field read with ``unset``).
+_NO_NUMBER = tuple(sorted(_UNSET_TIMES | {w.upper().encode() for w in values.UNLIMITED_WORDS}
+                          | {w.encode() for w in values.UNLIMITED_WORDS}
+                          | {b"Unlimited", b"Infinite"}))
 _ACTIVE = tuple(s.encode() for s in sorted(ACTIVE_STATES))
 _FINISHED = tuple(s.encode() for s in sorted(FINISHED_STATES))
 FINGERPRINT_FIELDS: tuple[str, ...] = ("JobID", "State")
@@ -103,10 +107,8 @@ def parse_fingerprint(data: bytes, command: str = "squeue --Format") -> tuple[st
 
     Raises:
         SlurmParseError: a bad line (its number and field named)."""
-    f = FINGERPRINT_FIELDS
-    cells = _split(data, f, command)
-    return fingerprint(_ints(cells[0::2], "JobID", f, command),
-                       np.array(cells[1::2], dtype="S"))
+    cells = _Cells(data, FINGERPRINT_FIELDS, command)
+    return fingerprint(cells.ints("JobID"), cells.text("State"))
 
 
 def sinfo_argv() -> list[str]:
@@ -114,88 +116,118 @@ def sinfo_argv() -> list[str]:
     return ["sinfo", "--Node", "--noheader", "--all", "--Format=" + _format(SINFO_FIELDS)]
 
 
-def _split(data: bytes, fields: tuple[str, ...], command: str,
-           free_tail: bool = False) -> list[bytes]:
-    """The cells of ``data`` (lines of ``len(fields)`` terminated fields), row-major.
+class _Cells:
+    """The fields of text of lines of terminated fields, located without splitting it:
+    ``start[i, j]``/``end[i, j]`` are the byte offsets of field j of line i in ``buf``.
 
     Checked vectorised: every line holds exactly ``len(fields)`` separators and ends with
     one (``free_tail``: at least that many, the extra ones belonging to the last field).
     Raises SlurmParseError naming the first bad line (1-based), its missing field and the
-    line's text."""
-    k = len(fields)
-    if not data:
-        return []
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    buf = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(buf == 10)
-    bars = np.flatnonzero(buf == SEP[0])
-    per_line = np.diff(np.searchsorted(bars, ends), prepend=0)
-    last_is_sep = buf[np.maximum(ends - 1, 0)] == SEP[0]
-    bad = np.flatnonzero((per_line < k if free_tail else per_line != k) | ~last_is_sep)
-    if len(bad):
-        row = int(bad[0])
-        line = data.split(b"\n")[row]
-        n = line.count(SEP)
-        if n < k:
-            what = f"field {n + 1} ({fields[n]}) missing"
-        elif not line.endswith(SEP):
-            what = f"text after the last field ({fields[-1]})"
-        else:
-            what = f"{n} fields where {k} ({', '.join(fields)}) were asked for"
-        raise SlurmParseError(f"{command}: line {row + 1}: {what}: "
-                              f"{line.decode('utf-8', 'replace')[:200]!r}")
-    if free_tail and (per_line > k).any():
-        cells = []
-        for line in data.split(b"\n")[:-1]:
-            parts = line.split(SEP)
-            cells += parts[:k - 1]
-            cells.append(SEP.join(parts[k - 1:-1]))
-        return cells
-    return data.replace(b"\n", b"").split(SEP)[:-1]
+    line's text.  Fields are then read as whole columns (:meth:`ints`, :meth:`text`), with
+    no Python object per cell."""
 
+    def __init__(self, data: bytes, fields: tuple[str, ...], command: str,
+                 free_tail: bool = False):
+        self.fields, self.command = fields, command
+        k = len(fields)
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        self.data = data
+        buf = self.buf = np.frombuffer(data, dtype=np.uint8)
+        nl = np.flatnonzero(buf == 10)
+        bars = np.flatnonzero(buf == SEP[0])
+        first = np.searchsorted(bars, np.concatenate(([0], nl[:-1] + 1)))
+        per_line = np.searchsorted(bars, nl) - first
+        last_is_sep = buf[np.maximum(nl - 1, 0)] == SEP[0]
+        bad = np.flatnonzero((per_line < k if free_tail else per_line != k) | ~last_is_sep)
+        if len(bad):
+            row = int(bad[0])
+            line = data.split(b"\n")[row]
+            n = line.count(SEP)
+            if n < k:
+                what = f"field {n + 1} ({fields[n]}) missing"
+            elif not line.endswith(SEP):
+                what = f"text after the last field ({fields[-1]})"
+            else:
+                what = f"{n} fields where {k} ({', '.join(fields)}) were asked for"
+            raise SlurmParseError(f"{command}: line {row + 1}: {what}: "
+                                  f"{line.decode('utf-8', 'replace')[:200]!r}")
+        n = len(nl)
+        end = np.empty((n, k), dtype=np.int64)
+        if n:
+            end[:, :k - 1] = bars[first[:, None] + np.arange(k - 1)]
+            end[:, k - 1] = nl - 1                      # the line's last separator
+        start = np.empty_like(end)
+        start[:, 0] = np.concatenate(([0], nl[:-1] + 1))
+        start[:, 1:] = end[:, :-1] + 1
+        self.start, self.end = start, end
+        self.n = n
+        self._digit = None
 
-def _ints(col: list[bytes], field: str, fields, command: str, *, unset: int | None = None,
-          unlimited: int | None = None) -> np.ndarray:
-    """A column of decimal integers as int64; ``unset``/``unlimited`` replace the texts
-    squeue prints for no value (N/A...) and for unlimited (UNLIMITED, INFINITE)."""
-    arr = np.array(col, dtype="S")
-    if unset is not None or unlimited is not None:
-        digits = np.strings.isdigit(arr)
-        if not digits.all():
-            out = np.zeros(len(arr), dtype=np.int64)
-            good = np.flatnonzero(digits)
-            out[good] = _cast(arr[good], field, fields, command, good)
-            for row in np.flatnonzero(~digits).tolist():
-                text = bytes(arr[row])
-                if unset is not None and text in _UNSET_TIMES:
-                    out[row] = unset
-                elif unlimited is not None and text.lower().decode() in values.UNLIMITED_WORDS:
-                    out[row] = unlimited
-                else:
-                    _bad(command, row, field, fields, text)
-            return out
-    return _cast(arr, field, fields, command, None)
+    def _span(self, field: str):
+        j = self.fields.index(field)
+        return j, self.start[:, j], self.end[:, j]
 
+    def text(self, field: str) -> np.ndarray:
+        """Field ``field`` of every line as a fixed-width byte-string array (``S<w>``, w
+        the longest value), built from the buffer by one gather."""
+        _, s, e = self._span(field)
+        return self._gather(s, e)
 
-def _cast(arr: np.ndarray, field: str, fields, command: str, rows) -> np.ndarray:
-    """``arr`` (decimal byte strings) as int64; a sign, a space or a value beyond int64
-    (none of which squeue prints) is refused naming the row (``rows[i]``: its line)."""
-    try:
-        out = arr.astype(np.int64)
-        if not (out >= 0).all():
-            raise ValueError
+    def _gather(self, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+        width = max(int((e - s).max(initial=0)), 1)
+        idx = s[:, None] + np.arange(width)
+        inside = idx < e[:, None]
+        mat = np.where(inside, self.buf[np.minimum(idx, max(len(self.buf) - 1, 0))], 0)
+        return np.ascontiguousarray(mat.astype(np.uint8)).view(f"S{width}").reshape(-1)
+
+    def raw(self, field: str, rows) -> list[bytes]:
+        """Field ``field`` of ``rows`` as bytes (for the few rows that need them)."""
+        _, s, e = self._span(field)
+        data = self.data
+        return [data[a:b] for a, b in zip(s[rows].tolist(), e[rows].tolist())]
+
+    def ints(self, field: str, *, unset: int | None = None) -> np.ndarray:
+        """Field ``field`` (decimal digits) as int64, computed from the digits in place;
+        with ``unset``, the texts squeue prints for no value (N/A, Unknown...) and for no
+        bound (UNLIMITED) read as ``unset``.
+
+        Raises:
+            SlurmParseError: anything else (a sign, a space, a word, more than 18
+                digits), naming the first such line and the field.
+        """
+        j, s, e = self._span(field)
+        length = e - s
+        good = (length > 0) & (length <= 18)            # 18 digits: below 2**63
+        width = min(int(length.max(initial=0)), 18)
+        out = np.zeros(self.n, dtype=np.int64)
+        if self._digit is None:             # the whole text's digit values, once
+            digit = self.buf - np.uint8(48)             # wraps: non-digits become > 9
+            self._digit = np.where(digit <= 9, digit, 255).view(np.int8)   # -1: not a digit
+        if width:
+            # the digits right-aligned in an n x width matrix (0 left of the field), one gather
+            idx = e[:, None] + np.arange(-width, 0)
+            mat = self._digit[np.maximum(idx, 0)]
+            mat[idx < s[:, None]] = 0
+            good &= (mat >= 0).all(axis=1)
+            if width <= 15:                 # exact in float64 (< 2**53): one BLAS product
+                out = (mat.astype(np.float64) @ 10.0 ** np.arange(width - 1, -1, -1)).astype(
+                    np.int64)
+            else:
+                out = mat.astype(np.int64) @ 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+        wrong = np.flatnonzero(~good)
+        if len(wrong) and unset is not None:            # N/A, UNLIMITED...: vectorised
+            words = self._gather(s[wrong], e[wrong])
+            known = np.isin(words, _NO_NUMBER)
+            out[wrong[known]] = unset
+            wrong = wrong[~known]
+        if len(wrong):
+            texts = self.raw(field, wrong[:1])
+            for row, text in zip(wrong.tolist(), texts):
+                raise SlurmParseError(
+                    f"{self.command}: line {row + 1}: field {j + 1} ({field}): not a "
+                    f"number: {text.decode('utf-8', 'replace')!r}")
         return out
-    except (ValueError, OverflowError):
-        for i, text in enumerate(arr.tolist()):
-            if not text.isdigit() or int(text) >= 2 ** 63:
-                _bad(command, int(rows[i]) if rows is not None else i, field, fields, text)
-        raise
-
-
-def _bad(command: str, row: int, field: str, fields, text: bytes):
-    raise SlurmParseError(f"{command}: line {row + 1}: field {fields.index(field) + 1} "
-                          f"({field}): not a number: {text.decode('utf-8', 'replace')!r}")
 
 
 def _limit_seconds(col: np.ndarray, fields, command: str) -> np.ndarray:
@@ -308,29 +340,32 @@ def parse_squeue(data: bytes | str, command: str = "squeue --Format") -> JobTabl
     if isinstance(data, str):
         data = data.encode()
     f = SQUEUE_FIELDS
-    cells = _split(data, f, command, free_tail=True)
-    k = len(f)
+    cells = _Cells(data, f, command, free_tail=True)
     t = JobTable.__new__(JobTable)
     t._jobs = None
-    col = {name: cells[i::k] for i, name in enumerate(f)}
-    t.job_id = _ints(col["JobID"], "JobID", f, command)
-    t.user_id = _ints(col["UserId"], "UserId", f, command)
-    t.user = np.array(col["UserName"], dtype="S")
-    t.partition = np.array(col["Partition"], dtype="S")
-    t.state = np.array(col["State"], dtype="S")
-    reason = np.array(col["Reason"], dtype="S")
-    if len(reason):
+    t.job_id = cells.ints("JobID")
+    t.user_id = cells.ints("UserId")
+    t.user = cells.text("UserName")
+    t.partition = cells.text("Partition")
+    t.state = cells.text("State")
+    reason = cells.text("Reason")
+    if len(reason) and (np.strings.find(reason, b",") >= 0).any():
         reason = np.strings.strip(np.strings.partition(reason, b",")[0])
     t.reason = np.where(reason == b"None", b"", reason)
-    t.priority = _ints(col["PriorityLong"], "PriorityLong", f, command)
-    for field, attr in (("SubmitTime", "submit_time"), ("StartTime", "start_time"),
-                        ("EndTime", "end_time")):
-        setattr(t, attr, _ints(col[field], field, f, command, unset=0, unlimited=0))
-    t.time_limit = _limit_seconds(np.array(col["TimeLimit"], dtype="S"), f, command)
-    t.num_nodes = _ints(col["NumNodes"], "NumNodes", f, command)
-    t.max_nodes = _ints(col["MaxNodes"], "MaxNodes", f, command, unset=0, unlimited=0)
-    t.num_cpus = _ints(col["NumCPUs"], "NumCPUs", f, command)
-    t.node_list = col["NodeList"]
+    t.priority = cells.ints("PriorityLong")
+    t.submit_time = cells.ints("SubmitTime", unset=0)
+    t.start_time = cells.ints("StartTime", unset=0)
+    t.end_time = cells.ints("EndTime", unset=0)
+    t.time_limit = _limit_seconds(cells.text("TimeLimit"), f, command)
+    t.num_nodes = cells.ints("NumNodes")
+    t.max_nodes = cells.ints("MaxNodes", unset=0)
+    t.num_cpus = cells.ints("NumCPUs")
+    node_list = [b""] * cells.n
+    _, s0, e0 = cells._span("NodeList")
+    rows = np.flatnonzero(e0 > s0)
+    for row, text in zip(rows.tolist(), cells.raw("NodeList", rows)):
+        node_list[row] = text
+    t.node_list = node_list
     return t
 
 
@@ -393,22 +428,27 @@ def parse_sinfo(data: bytes | str, command: str = "sinfo -N --Format") -> NodeTa
     if isinstance(data, str):
         data = data.encode()
     f = SINFO_FIELDS
-    cells = _split(data, f, command)
-    k = len(f)
+    cells = _Cells(data, f, command)
     t = NodeTable.__new__(NodeTable)
     t._nodes = None
-    t.name = np.array(cells[0::k], dtype="S")
-    t.partition = np.array(cells[1::k], dtype="S")
-    t.state = _names(np.array(cells[2::k], dtype="S"))
-    t.cpus = _ints(cells[3::k], "CPUs", f, command)
-    alloc = []
-    for row, text in enumerate(cells[4::k]):
-        head = text.split(b"/", 1)[0]                   # CPUsState: alloc/idle/other/total
-        if not head.isdigit() or text.count(b"/") != 3:
-            raise SlurmParseError(f"{command}: line {row + 1}: field 5 (CPUsState): "
-                                  f"{text.decode('utf-8', 'replace')!r} is not A/I/O/T")
-        alloc.append(head)
-    t.alloc_cpus = _ints(alloc, "CPUsState", f, command)
+    t.name = cells.text("NodeList")
+    t.partition = cells.text("PartitionName")
+    t.state = _names(cells.text("StateComplete"))
+    t.cpus = cells.ints("CPUs")
+    # CPUsState is alloc/idle/other/total: the text up to the first "/" is the allocated count
+    _, s0, e0 = cells._span("CPUsState")
+    buf = cells.buf
+    slash = np.flatnonzero(buf == ord("/"))
+    at = np.searchsorted(slash, s0)
+    count = np.searchsorted(slash, e0) - at
+    bad = np.flatnonzero(count != 3)
+    if len(bad):
+        row = int(bad[0])
+        text = cells.raw("CPUsState", [row])[0].decode("utf-8", "replace")
+        raise SlurmParseError(f"{command}: line {row + 1}: field 5 (CPUsState): "
+                              f"{text!r} is not A/I/O/T")
+    cells.end[:, f.index("CPUsState")] = slash[at] if len(slash) else e0
+    t.alloc_cpus = cells.ints("CPUsState")
     from malleo.plugin.backends.parse_json import _split_node_states
 
     avail = {}
