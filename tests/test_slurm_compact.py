@@ -227,3 +227,35 @@ def test_compact_and_json_reads_give_the_same_plan(slurm_cluster, slurm_jobs):
     p2 = LivePlanner(policy).plan(fast)
     assert p1.order == p2.order and p1.started_now == p2.started_now
     assert p1.decisions.reservation.tolist() == p2.decisions.reservation.tolist()
+
+
+@pytest.mark.parametrize("text", ["", "n1", "n[1-3]", "n[1-3,7],gpu[08-10],login",
+                                  "r[1-2]n[01-04]", "(null)", "a[3-3]b"])
+def test_hostlist_count_is_the_length_of_the_expansion(text):
+    from malleo.plugin.backends import hostlist
+
+    assert hostlist.count(text) == len(hostlist.expand(text))
+
+
+def test_plan_inputs_on_columns_equal_the_job_path_with_unusable_nodes():
+    """Drained and down nodes and a second partition: the column path (which counts a
+    running job's nodes without naming them only when every node is usable) gives the
+    tables the Job path gives."""
+    from malleo.plugin.agent.state import Snapshot, plan_inputs
+
+    jobs = (line(JobID="1", NodeList="n[1-2]", NumNodes="2")
+            + line(JobID="2", NodeList="n[3-4]", NumNodes="2", NumCPUs="8")
+            + line(JobID="3", Partition="batch,other", State="PENDING", NodeList="",
+                   StartTime="N/A", EndTime="N/A", NumNodes="3", Reason="Priority")
+            + line(JobID="4", State="PENDING", NodeList="", NumNodes="9", Reason="Resources")
+            + line(JobID="5", State="COMPLETED", NodeList="n1", NumNodes="1"))
+    nodes = "".join(f"n{i}|batch|{st}|4|{a}/0/0/4|\n" for i, st, a in
+                    ((1, "allocated", 4), (2, "allocated", 4), (3, "allocated+drain", 4),
+                     (4, "mixed", 2), (5, "idle", 0), (6, "down", 0)))
+    nodes += "n7|other|idle|4|0/4/0/4|\n"
+    for node_text in (nodes, "".join(f"n{i}|batch|idle|4|0/4/0/4|\n" for i in range(1, 8))):
+        table, ntable = columns.parse_squeue(jobs), columns.parse_sinfo(node_text)
+        fast = Snapshot(1796160000.0, ntable, table, {"batch": None, "other": 3600}, "batch")
+        slow = Snapshot(1796160000.0, tuple(ntable), tuple(table), fast.partitions, "batch")
+        for unit in ("nodes", "cpus"):
+            _inputs_equal(plan_inputs(fast, unit=unit), plan_inputs(slow, unit=unit))

@@ -403,14 +403,22 @@ def _table_inputs(snapshot: Snapshot, table: JobTable, unit: str, part: str,
 
     r_keep, r_procs = [], []
     by_nodes = unit == "nodes"
+    # Every node Slurm lists usable in this partition (the common case): a running job's
+    # usable nodes are all its nodes, counted without naming them.
+    everywhere = (isinstance(snapshot.nodes, NodeTable)
+                  and len(usable) == snapshot.nodes.distinct_names())
     for row in run_rows.tolist():
-        names = hostlist.expand(table.node_list[row].decode())
-        on_usable = sum(1 for name in names if name in usable)
+        text = table.node_list[row].decode()
+        if everywhere:
+            on_usable = listed = hostlist.count(text)
+        else:
+            names = hostlist.expand(text)
+            on_usable, listed = sum(1 for name in names if name in usable), len(names)
         if not on_usable:
             continue
         r_keep.append(row)
         r_procs.append(on_usable if by_nodes else
-                       int(table.num_cpus[row]) * on_usable // max(len(names), 1) or 1)
+                       int(table.num_cpus[row]) * on_usable // max(listed, 1) or 1)
     r_rows = np.array(r_keep, dtype=np.int64)
     no_limit = values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
     r_req = _requests(table.time_limit[r_rows], no_limit)

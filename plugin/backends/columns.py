@@ -388,6 +388,10 @@ class NodeTable:
         rows = np.flatnonzero(self.is_available & (self.partition == partition.encode()))
         return [n.decode() for n in self.name[rows].tolist()], self.cpus[rows]
 
+    def distinct_names(self) -> int:
+        """How many nodes (distinct names) sinfo listed."""
+        return len(set(self.name.tolist()))
+
     def nodes(self) -> tuple[Node, ...]:
         """One Node per node name, its partitions merged (first-seen order); cached."""
         if self._nodes is None:
