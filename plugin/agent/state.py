@@ -94,6 +94,7 @@ def read_snapshot(backend: SlurmBackend, *, compact: bool = True) -> Snapshot:
         SlurmError: the backend's typed errors (SlurmUnavailable when Slurm is unreachable).
     """
     parts = backend.partitions()
+    compact = compact and hasattr(backend, "job_rows")     # any object with the reads
     nodes = backend.node_rows() if compact else tuple(backend.nodes())
     jobs = backend.job_rows() if compact else tuple(backend.all_jobs())
     default = next((p.name for p in parts if p.is_default), parts[0].name if parts else "")
