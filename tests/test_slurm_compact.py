@@ -87,6 +87,15 @@ def test_fingerprint_ignores_row_order_and_finished_jobs():
         columns.parse_fingerprint(b"8|PENDING|\n7|\n")
 
 
+def test_state_flags_read_as_the_base_state_the_plan_needs():
+    t = columns.parse_squeue(line(State="REQUEUE_HOLD", PriorityLong="0", NodeList="")
+                             + line(JobID="8", State="STOPPED")
+                             + line(JobID="9", State="CONFIGURING"))
+    assert t.state.tolist() == [b"PENDING", b"RUNNING", b"CONFIGURING"]
+    assert t.is_held.tolist() == [True, False, False]
+    assert t.is_active.tolist() == [False, True, True]
+
+
 def test_parse_squeue_empty_queue():
     t = columns.parse_squeue(b"")
     assert len(t) == 0 and t.job_id.dtype == np.int64
