@@ -279,26 +279,24 @@ class JobTable:
         time_limit: int64 seconds, -1 when unlimited or not set.
         num_nodes, max_nodes, num_cpus: int64 (pending: minimum nodes requested).
         node_list: list of bytes host lists (b"" while pending).
+        is_held: bool, held pending jobs: priority 0 (Slurm's meaning of held, as its
+            JSON ``hold``) or a JobHeld* reason.
+        is_active: bool, rows holding nodes (``model.ACTIVE_STATES``).
     """
 
     __slots__ = ("job_id", "user_id", "user", "partition", "state", "reason", "priority",
                  "submit_time", "start_time", "end_time", "time_limit", "num_nodes",
-                 "max_nodes", "num_cpus", "node_list", "_jobs")
+                 "max_nodes", "num_cpus", "node_list", "is_held", "is_active", "_jobs")
 
     def __len__(self) -> int:
         return len(self.job_id)
 
-    @property
-    def is_held(self) -> np.ndarray:
-        """Held pending jobs: priority 0 (Slurm's meaning of held, as its JSON ``hold``),
-        or a JobHeld* reason."""
+    def _flags(self) -> None:
+        """Compute :attr:`is_held` and :attr:`is_active` (once, at parse time)."""
         pending = self.state == b"PENDING"
-        return pending & ((self.priority == 0) | np.strings.startswith(self.reason, b"JobHeld"))
-
-    @property
-    def is_active(self) -> np.ndarray:
-        """Rows holding nodes (``model.ACTIVE_STATES``)."""
-        return np.isin(self.state, _ACTIVE)
+        self.is_held = pending & ((self.priority == 0)
+                                  | np.strings.startswith(self.reason, b"JobHeld"))
+        self.is_active = np.isin(self.state, _ACTIVE)
 
     def fingerprint(self) -> tuple[str, str]:
         """The queue's :func:`fingerprint` as of this read."""
@@ -376,6 +374,7 @@ def parse_squeue(data: bytes | str, command: str = "squeue --Format") -> JobTabl
     for row, text in zip(rows.tolist(), cells.raw("NodeList", rows)):
         node_list[row] = text
     t.node_list = node_list
+    t._flags()
     return t
 
 
