@@ -73,8 +73,12 @@ def machine_size(total_procs, name="total_procs"):
 
 def user_codes(user):
     """Users renumbered 0..n_users-1 (int32) and n_users (>= 1)."""
-    users, code = np.unique(user, return_inverse=True)
-    return np.ascontiguousarray(code.reshape(-1), dtype=np.int32), max(len(users), 1)
+    user = np.asarray(user).reshape(-1)
+    # np.unique's inverse by searchsorted: the same codes, fewer job-sized temporaries
+    # (issue 16: the replay's peak memory)
+    users = np.unique(user)
+    code = np.searchsorted(users, user).astype(np.int32)
+    return code, max(len(users), 1)
 
 
 def replay_columns(submit, runtime, estimate, procs, user, queue, partition, total_procs,
@@ -96,7 +100,8 @@ def replay_columns(submit, runtime, estimate, procs, user, queue, partition, tot
            "runtime": column("runtime", runtime, np.int64, n),
            "request": column("estimate", estimate, np.int64, n)}
     procs_a = column("procs", procs, np.int64, n)
-    user_a = column("user", user, np.int64, n)
+    # users: coded at once, their int64 copy freed before the queues' (issue 16: memory)
+    out["user"], n_users = user_codes(column("user", user, np.int64, n))
     queue_a = column("queue", queue, np.int64, n)
     partition_a = column("partition", partition, np.int64, n)
     if n:
@@ -114,7 +119,7 @@ def replay_columns(submit, runtime, estimate, procs, user, queue, partition, tot
             raise ValueError(f"procs: must be in 1..{total} (total_procs), job {k} has "
                              f"{procs_a[k]}")
     out["procs"] = procs_a.astype(np.int32)
-    out["user"], n_users = user_codes(user_a)
+    del procs_a
     out["qp"] = np.ascontiguousarray(queue_partition_term(queue_a, partition_a, core),
                                      dtype=np.float64)
     return out, total, n_users

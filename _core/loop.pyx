@@ -158,6 +158,9 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
         t.s.learn = NULL
         learn_release(&model)
         heap_release(&h)
-    start = t.cols["start"]
-    return {"start": start, "end": start + c["runtime"], "reservation": t.cols["resv_first"],
-            "backfilled": t.cols["backfilled"], "est": t.cols["est"]}
+    out = {name: t.cols[key] for name, key in (("start", "start"), ("reservation",
+           "resv_first"), ("backfilled", "backfilled"), ("est", "est"))}
+    # the table and its other columns freed before ``end`` is made (issue 16: the peak)
+    t = None
+    out["end"] = out["start"] + c["runtime"]
+    return {name: out[name] for name in ("start", "end", "reservation", "backfilled", "est")}

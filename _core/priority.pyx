@@ -67,8 +67,19 @@ def queue_partition_term(queue, partition, multifactor):
     p = np.asarray(partition, dtype=np.int64).reshape(-1)
     qf = dict(multifactor.queue_factors)
     pf = dict(multifactor.partition_factors)
-    uq, iq = np.unique(q, return_inverse=True)
-    up, ip = np.unique(p, return_inverse=True)
-    qv = np.array([float(qf.get(int(x), 0.0)) for x in uq], dtype=np.float64)[iq.reshape(-1)]
-    pv = np.array([float(pf.get(int(x), 0.0)) for x in up], dtype=np.float64)[ip.reshape(-1)]
-    return float(multifactor.weight_queue) * qv + float(multifactor.weight_partition) * pv
+    # one job-sized column at a time, products and sum in place: the same doubles as
+    # ``wq * qv + wp * pv`` with fewer job-sized temporaries (issue 16: replay memory)
+    qv = _factor_per_job(q, qf)
+    qv *= float(multifactor.weight_queue)
+    pv = _factor_per_job(p, pf)
+    pv *= float(multifactor.weight_partition)
+    qv += pv
+    return qv
+
+
+def _factor_per_job(values, factors):
+    """``factors[v]`` (0.0 when missing) of each job's ``v``, float64: the distinct values
+    looked up once (``np.unique`` then ``searchsorted``)."""
+    distinct = np.unique(values)
+    table = np.array([float(factors.get(int(x), 0.0)) for x in distinct], dtype=np.float64)
+    return table[np.searchsorted(distinct, values)]

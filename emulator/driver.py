@@ -7,6 +7,7 @@ machine cannot hold, maps processors to whole nodes on node-exclusive machines, 
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -15,7 +16,7 @@ import numpy as np
 
 from malleo.emulator import metrics
 from malleo.emulator.power import PowerModel
-from malleo.emulator.results import JOB_COLUMNS, ReplayResult
+from malleo.emulator.results import JOB_COLUMNS, JobColumns, ReplayResult
 from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
 from malleo.flexible import FlexibleJobs
@@ -41,6 +42,11 @@ _DERIVED = ("procs", "runtime", "estimate")
 REPLAY_FIELDS = ("job_number", "submit_time", "user_id", "queue", "partition", "executable")
 """The SWF fields a replay reads, besides the derived ``procs``, ``runtime`` and
 ``estimate``; the other 13 only go back out in :meth:`ReplayResult.to_swf`."""
+
+NARROWED_FIELDS = ("job_number", "user_id", "queue", "partition", "executable")
+"""Of :data:`REPLAY_FIELDS`, the ids ``load_workload(swf_fields=False)`` reads as int32
+when every value fits (20 bytes a job less: issue 16); the replay's result reads them as
+int64 (:class:`~malleo.emulator.results.JobColumns`), so its tables keep their dtypes."""
 
 
 def default_workload_name() -> str:
@@ -165,7 +171,11 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
                               f"(the trace has {workload.job_count} jobs)")
         table = _rows(table, slice(start, start + count))
 
-    want = np.asarray(table["procs"], dtype=np.int64)
+    # the rigid path keeps the workload's int32 sizes (the core checks them as int64 on
+    # a copy of its own, freed before its loop; the result reads them as int64)
+    want = np.asarray(table["procs"])
+    if node_procs or flexible.enabled:
+        want = want.astype(np.int64)
     if node_procs:
         units = -(-want // node_procs)          # whole nodes, rounding up
         total_units = machine // node_procs
@@ -175,20 +185,25 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
     if not fits.all():
         dropped = dict(dropped)
         dropped[DROP_TOO_LARGE] = dropped.get(DROP_TOO_LARGE, 0) + int((~fits).sum())
-        table, units = _rows(table, fits), units[fits]
+        table, units, want = _rows(table, fits), units[fits], want[fits]
 
     alloc = units * node_procs if node_procs else units
     machine_procs = total_units * node_procs if node_procs else machine
     runtime = np.asarray(table["runtime"])
     load_scale = None
+    from malleo.emulator.load_scale import offered_load
     if load is not None:
         from malleo.emulator.load_scale import rescale_submits
 
         scaled, load_scale = rescale_submits(table["submit_time"], alloc, runtime,
                                              machine_procs, load)
         table = dict(table, submit_time=scaled)
+    # before the replay, while less memory is held (its float64 copies: issue 16)
+    offered = offered_load(table["submit_time"], alloc, runtime, machine_procs)
     unit = node_procs or 1
     if flexible.enabled:
+        table = {name: (values.astype(np.int64) if name in NARROWED_FIELDS else values)
+                 for name, values in table.items()}
         from malleo.emulator.malleable_result import malleable_result
 
         import pandas as pd
@@ -201,23 +216,25 @@ def replay(trace_or_table: "str | Path | pd.DataFrame | Workload | None" = None,
         # the core's work done, every job under its speedup model
         useful = np.asarray(core["work_done"], dtype=np.float64) * unit
     else:
-        core = _simulate(table, units, total_units, policy, progress)
-        result = _result(table, core, want, alloc, machine_procs, node_procs, policy, meta,
-                         dropped, source, bsld_threshold)
+        # the core's output dict is not kept: its columns the result does not take
+        # (``est``) are freed with it (issue 16)
+        result = _result(table, _simulate(table, units, total_units, policy, progress),
+                         want, alloc, machine_procs, node_procs, policy, meta, dropped,
+                         source, bsld_threshold)
         from malleo.emulator.work_metrics import rigid_work
 
         # rigid: each job at its size under the policy's speedup model
         useful = rigid_work(units, runtime, policy.malleability.speedup, unit)
-    from malleo.emulator.load_scale import offered_load
     from malleo.emulator.work_metrics import work_summary
 
-    executable = table["executable"] if "executable" in table else None
-    result.summary.update(work_summary(result.column, flexible.enabled, executable,
+    executable = table["executable"] if "executable" in table else None  # int32 or int64
+    # the result's columns as stored: int32 sizes are read as they are (no int64 copy)
+    result.summary.update(work_summary(functools.partial(result.column, as_stored=True),
+                                       flexible.enabled, executable,
                                        machine_procs, result.summary.get("makespan"), power,
                                        breakdowns, useful=useful))
     result.summary["speedup_model"] = policy.malleability.speedup  # useful work assumes it
-    result.summary["offered_load"] = offered_load(table["submit_time"], alloc, runtime,
-                                                  machine_procs)
+    result.summary["offered_load"] = offered
     if load_scale is not None:
         result.summary["load_scale"] = load_scale
     return result
@@ -312,7 +329,8 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         from malleo.emulator.swf import read_swf
 
         table, meta = read_swf(trace_or_table, procs=procs, as_columns=True,
-                               fields=None if swf_fields else REPLAY_FIELDS, **read_options)
+                               fields=None if swf_fields else REPLAY_FIELDS,
+                               narrow=() if swf_fields else NARROWED_FIELDS, **read_options)
         if not swf_fields:
             table = _replay_columns(table)
         return Workload(table, meta, dict(getattr(meta, "dropped", {}) or {}),
@@ -370,8 +388,9 @@ def _derive(raw: "pd.DataFrame | dict[str, np.ndarray]", machine_procs: int,
 
 def _is_sorted(submit: np.ndarray, number: np.ndarray) -> bool:
     """True if rows are already in (submit, job number) order (ties in both allowed)."""
-    ds, dn = np.diff(submit), np.diff(number)
-    return bool(np.all((ds > 0) | ((ds == 0) & (dn >= 0))))
+    # comparisons, not differences: no overflow of narrow ids, no int64 temporaries
+    later, earlier = submit[1:], submit[:-1]
+    return bool(np.all((later > earlier) | ((later == earlier) & (number[1:] >= number[:-1]))))
 
 
 def _simulate(table: dict[str, np.ndarray], units: np.ndarray, total_units: int,
@@ -383,13 +402,15 @@ def _simulate(table: dict[str, np.ndarray], units: np.ndarray, total_units: int,
         # C-contiguous buffers, so copy only when needed.
         return np.require(values, dtype=dtype, requirements=["C", "W"])
 
-    # Sizes, users, queues and partitions go in as int64, as the core checks them
-    # (job_columns.replay_columns reads them as int64): no int32 copy on the way
-    # (issue 16: the replay's peak).
+    # Sizes, users, queues and partitions go in as they are (int32 or int64): the core
+    # checks them on int64 copies of its own, which it frees before its loop, and keeps
+    # its own int32 sizes, user codes and queue/partition terms (issue 16: an int64 copy
+    # made here would be held through the whole replay).
     return simulate(col(table["submit_time"], np.int64), col(table["runtime"], np.int64),
-                    col(table["estimate"], np.int64), col(units, np.int64),
-                    col(table["user_id"], np.int64), col(table["queue"], np.int64),
-                    col(table["partition"], np.int64), int(total_units), policy,
+                    col(table["estimate"], np.int64), np.ascontiguousarray(units),
+                    np.ascontiguousarray(table["user_id"]),
+                    np.ascontiguousarray(table["queue"]),
+                    np.ascontiguousarray(table["partition"]), int(total_units), policy,
                     progress=progress)
 
 
@@ -424,8 +445,7 @@ def _result(table, core, want, alloc, machine_procs, node_procs, policy, meta, d
     end = np.asarray(core["end"], dtype=np.int64)
     user = table["user_id"]
     backfilled = np.asarray(core["backfilled"]).astype(bool)
-    alloc = np.asarray(alloc, dtype=np.int64)
-    per_job = metrics.job_metrics(submit, start, runtime, bsld_threshold)
+    alloc = np.asarray(alloc)           # int32 sizes kept as they are (read as int64)
 
     def kept(values, dtype=None):
         # The result keeps the table's own column as a read-only view (no copy: issue 16,
@@ -438,21 +458,21 @@ def _result(table, core, want, alloc, machine_procs, node_procs, policy, meta, d
         view.flags.writeable = False
         return view
 
-    jobs = {
-        "job_id": kept(table["job_number"], np.int64),
+    # wait, response, bsld and slowdown are derived on read, not kept (JobColumns)
+    jobs = JobColumns({
+        "job_id": kept(table["job_number"]),
         "submit": kept(submit), "start": start, "end": end,
-        "wait": per_job["wait"], "response": per_job["response"],
         "procs": kept(want), "alloc_procs": kept(alloc),
         "runtime": kept(runtime), "estimate": kept(table["estimate"], np.int64),
-        "bsld": per_job["bsld"], "slowdown": per_job["slowdown"],
         "user": kept(table["user_id"]), "queue": kept(table["queue"]),
         "partition": kept(table["partition"]),
         "backfilled": backfilled,
         "reservation": np.asarray(core["reservation"], dtype=np.int64),  # the core's own
-    }
+    }, JOB_COLUMNS, bsld_threshold)
     summary, users = metrics.summary_and_user_columns(
         submit, start, end, runtime, alloc, user, backfilled, machine_procs, bsld_threshold,
-        dropped, per_job=per_job)
+        dropped, per_job=jobs)
+    users["user"] = users["user"].astype(np.int64, copy=False)   # of int32 ids too
     if node_procs and submit.size:
         used = float(np.sum(jobs["procs"].astype(np.float64) * runtime))
         span = summary["makespan"]

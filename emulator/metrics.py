@@ -6,6 +6,7 @@ there and here are the same.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +14,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BSLD_THRESHOLD", "job_metrics", "summarize", "summary_and_user_columns",
+__all__ = ["BSLD_THRESHOLD", "PER_JOB", "job_metrics", "job_metric", "user_groups",
+           "group_mean", "summarize", "summary_and_user_columns",
            "user_columns", "user_metrics", "users_frame", "jain_index", "timeline",
            "SUMMARY_KEYS"]
 
@@ -55,16 +57,44 @@ def job_metrics(submit: np.ndarray, start: np.ndarray, runtime: np.ndarray,
         ``slowdown = max(response / max(runtime, 1), 1)`` (a 0 s job counts as 1 s),
         ``bsld = max(response / max(runtime, tau), 1)``; slowdowns are float64 >= 1.
     """
+    return {name: job_metric(name, submit, start, runtime, bsld_threshold)
+            for name in PER_JOB}
+
+
+PER_JOB = ("wait", "response", "slowdown", "bsld")
+"""The per-job metrics of :func:`job_metrics`, derived from ``submit``, ``start`` and
+``runtime``."""
+
+
+def job_metric(name: str, submit: np.ndarray, start: np.ndarray, runtime: np.ndarray,
+               bsld_threshold: float = BSLD_THRESHOLD) -> np.ndarray:
+    """One of :func:`job_metrics`' columns, alone (the same values): a replay result
+    derives them on read instead of keeping them (issue 16: 32 bytes a job)."""
     if not bsld_threshold > 0:
         raise ValueError(f"bsld_threshold must be > 0 seconds, got {bsld_threshold}")
+    if name not in PER_JOB:
+        raise ValueError(f"unknown per-job metric {name!r}: one of {', '.join(PER_JOB)}")
     submit = np.asarray(submit, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
     runtime = np.asarray(runtime, dtype=np.int64)
-    wait = start - submit
-    response = wait + runtime
-    slowdown = np.maximum(response / np.maximum(runtime, 1), 1.0)
-    bsld = np.maximum(response / np.maximum(runtime, bsld_threshold), 1.0)
-    return {"wait": wait, "response": response, "slowdown": slowdown, "bsld": bsld}
+    if name in ("wait", "response"):
+        wait = start - submit
+        return wait if name == "wait" else np.add(wait, runtime, out=wait)
+    # a slowdown: block by block into its own column, so that the integer response and
+    # the divisor cost a block each, not a column each (element-wise: the same doubles)
+    floor = 1 if name == "slowdown" else bsld_threshold
+    out = np.empty(submit.shape, dtype=np.float64)
+    for low in range(0, submit.size, _BLOCK):
+        block = slice(low, low + _BLOCK)
+        response = start[block] - submit[block]
+        response += runtime[block]
+        np.divide(response, np.maximum(runtime[block], floor), out=out[block])
+        np.maximum(out[block], 1.0, out=out[block])
+    return out
+
+
+_BLOCK = 1 << 16
+"""Jobs per block of :func:`job_metric`'s slowdowns."""
 
 
 def jain_index(values: np.ndarray) -> float:
@@ -83,17 +113,32 @@ def user_columns(user: np.ndarray, bsld: np.ndarray, wait: np.ndarray) -> dict[s
     """Per user, in increasing user id: ``user``, ``jobs`` (int64), ``bsld_mean`` and
     ``wait_mean`` (s, float64).  The means are pandas' ``groupby(...).mean()`` to the bit
     (compensated sums in row order, :mod:`malleo._core.group_mean`), without pandas."""
+    codes = user_groups(user)
+    return {"user": codes[0], "jobs": codes[2], "bsld_mean": group_mean(codes, bsld),
+            "wait_mean": group_mean(codes, wait)}
+
+
+def user_groups(user: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ids, group, jobs)``: the distinct user ids ascending, each job's index among them
+    (intp) and each user's job count (int64).
+
+    ``np.unique(user)`` then ``searchsorted``: the same as ``np.unique(...,
+    return_inverse=True, return_counts=True)`` with fewer job-sized temporaries (issue 16)."""
+    user = np.asarray(user).ravel()
+    ids = np.unique(user)
+    group = np.searchsorted(ids, user).astype(np.intp, copy=False)
+    return ids, group, np.bincount(group, minlength=ids.size).astype(np.int64)
+
+
+def group_mean(codes: tuple[np.ndarray, np.ndarray, np.ndarray], values: np.ndarray
+               ) -> np.ndarray:
+    """Per group of :func:`user_groups`, the mean of ``values``: pandas'
+    ``groupby(...).mean()`` to the bit (compensated sums in row order,
+    :mod:`malleo._core.group_mean`), without pandas."""
     from malleo._core.group_mean import group_means
 
-    user = np.asarray(user)
-    ids, inverse, counts = np.unique(user, return_inverse=True, return_counts=True)
-    group = np.ascontiguousarray(inverse.ravel(), dtype=np.intp)
-
-    def means(values) -> np.ndarray:
-        return group_means(group, np.ascontiguousarray(values, dtype=np.float64), ids.size)
-
-    return {"user": ids, "jobs": counts.astype(np.int64), "bsld_mean": means(bsld),
-            "wait_mean": means(wait)}
+    ids, group, _ = codes
+    return group_means(group, np.ascontiguousarray(values, dtype=np.float64), ids.size)
 
 
 def users_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -136,7 +181,9 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
         total_procs: P, processors of the machine.
         bsld_threshold: tau for the bounded slowdown, seconds.
         dropped: reason -> jobs dropped before the replay (reported as given).
-        per_job: :func:`job_metrics` of these arrays when the caller has it already.
+        per_job: :func:`job_metrics` of these arrays when the caller has it already, or
+            a mapping that derives each on read (:class:`ReplayResult`'s job columns):
+            the columns are read one at a time.
 
     Returns:
         ``(summary, users)``: the summary dict (keys of :data:`SUMMARY_KEYS`, plus
@@ -146,32 +193,43 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
     """
     n = int(np.asarray(submit).size)
     if per_job is None:
-        per_job = job_metrics(submit, start, runtime, bsld_threshold)
-    users = user_columns(user, per_job["bsld"], per_job["wait"])
+        per_job = {name: functools.partial(job_metric, name, submit, start, runtime,
+                                           bsld_threshold) for name in PER_JOB}
+    else:
+        per_job = {name: functools.partial(per_job.__getitem__, name) for name in PER_JOB}
+    # One per-job column alive at a time (issue 16: the replay's peak memory).
+    codes = user_groups(user)
+    wait = per_job["wait"]()
+    wait_means = group_mean(codes, wait)
     dropped = dict(dropped or {})
     nan = float("nan")
     summary: dict = {"jobs": n, "dropped": int(sum(dropped.values())),
                      "dropped_by_reason": dropped, "bsld_threshold": bsld_threshold}
     if n == 0:
+        users = {"user": codes[0], "jobs": codes[2],
+                 "bsld_mean": group_mean(codes, per_job["bsld"]()), "wait_mean": wait_means}
         for key in SUMMARY_KEYS:
             summary.setdefault(key, nan)
         summary["users"] = 0
         summary["backfilled"] = 0
         return summary, users
-    wait = per_job["wait"]
     p50, p95, p99 = np.percentile(wait, [50, 95, 99])
+    summary.update({"wait_mean": float(np.mean(wait)), "wait_median": float(p50),
+                    "wait_p95": float(p95), "wait_p99": float(p99),
+                    "wait_max": int(np.max(wait))})
+    del wait
+    summary["response_mean"] = float(np.mean(per_job["response"]()))
+    bsld = per_job["bsld"]()
+    users = {"user": codes[0], "jobs": codes[2], "bsld_mean": group_mean(codes, bsld),
+             "wait_mean": wait_means}
+    summary["bsld_mean"] = float(np.mean(bsld))
+    del bsld
+    summary["slowdown_mean"] = float(np.mean(per_job["slowdown"]()))
     first_submit = int(np.min(submit))
     makespan = int(np.max(end)) - first_submit
-    work = float(np.sum(np.asarray(procs, dtype=np.float64) * np.asarray(runtime)))
+    # float64 products as ``procs.astype(float64) * runtime`` gives, without the copy
+    work = float(np.sum(np.multiply(procs, runtime, dtype=np.float64)))
     summary.update({
-        "wait_mean": float(np.mean(wait)),
-        "wait_median": float(p50),
-        "wait_p95": float(p95),
-        "wait_p99": float(p99),
-        "wait_max": int(np.max(wait)),
-        "response_mean": float(np.mean(per_job["response"])),
-        "bsld_mean": float(np.mean(per_job["bsld"])),
-        "slowdown_mean": float(np.mean(per_job["slowdown"])),
         "utilization": work / (total_procs * makespan) if makespan > 0 else nan,
         "makespan": makespan,
         "throughput": n * 3600.0 / makespan if makespan > 0 else nan,

@@ -55,15 +55,18 @@ def derive(columns: dict[str, np.ndarray], machine_procs: int, *,
     first, second = ((columns["allocated_procs"], columns["requested_procs"])
                      if procs_from == "allocated"
                      else (columns["requested_procs"], columns["allocated_procs"]))
+    # Each full-length temporary costs 8 bytes a job (issue 16: this is the read's peak
+    # memory), so the columns are derived in place where the values allow it.
     procs = np.where(first > 0, first, second)
-    runtime = columns["run_time"].copy()
+    runtime = np.array(columns["run_time"], dtype=np.int64)         # our own copy
     requested = columns["requested_time"]
-    estimate = np.where(requested > 0, requested, runtime)
+    estimate = np.where(requested > 0, requested, runtime).astype(np.int64, copy=False)
     over = runtime > estimate
     if overrun == "extend":
-        estimate = np.where(over, runtime, estimate)
+        np.copyto(estimate, runtime, where=over)
     else:
-        runtime = np.where(over, estimate, runtime)
+        np.copyto(runtime, estimate, where=over)
+    del over
 
     no_runtime = runtime < 0
     no_procs = ~no_runtime & (procs <= 0)
@@ -72,8 +75,9 @@ def derive(columns: dict[str, np.ndarray], machine_procs: int, *,
     dropped = {"runtime_missing": int(no_runtime.sum()),
                "procs_missing": int(no_procs.sum()),
                "larger_than_machine": int(too_large.sum())}
+    del no_runtime, no_procs, too_large
     # Clip before narrowing so dropped rows cannot overflow int32; they are removed anyway.
-    procs32 = np.clip(procs, -1, np.iinfo(np.int32).max).astype(np.int32)
-    derived = {"procs": procs32, "runtime": runtime.astype(np.int64),
-               "estimate": estimate.astype(np.int64)}
+    procs32 = np.clip(procs, -1, np.iinfo(np.int32).max, out=procs).astype(np.int32)
+    del procs
+    derived = {"procs": procs32, "runtime": runtime, "estimate": estimate}
     return derived, keep, dropped

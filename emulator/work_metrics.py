@@ -62,14 +62,19 @@ def rigid_work(units: np.ndarray, runtime: np.ndarray, speedup: str, unit: int =
     model, params = parse_speedup(speedup)
     a, b = ([(lo + hi) / 2.0 for lo, hi in params] + [0.0, 0.0])[:2]
     p = np.maximum(np.asarray(units, dtype=np.float64), 1.0)
+    # in place where it gives the same doubles (issue 16: job-sized temporaries)
     if model == "linear":
         rate = p
     elif model == "amdahl":
-        rate = 1.0 / (a + (1.0 - a) / p)
+        rate = np.divide(1.0 - a, p, out=p)
+        rate += a
+        np.divide(1.0, rate, out=rate)
     else:
         values, where = np.unique(p, return_inverse=True)
         rate = np.array([speedup_value(model, v, a, b) for v in values])[where]
-    return rate * np.asarray(runtime, dtype=np.float64) * unit
+    rate *= runtime                 # each integer runtime converted to the same double
+    rate *= unit
+    return rate
 
 
 def size_class(size: np.ndarray) -> np.ndarray:
@@ -80,6 +85,16 @@ def size_class(size: np.ndarray) -> np.ndarray:
     labels = np.array([str(1 << e) if e <= 1 else f"{(1 << (e - 1)) + 1}-{1 << e}"
                        for e in range(int(k.max(initial=0)) + 1)], dtype=object)
     return labels[k]
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` (the distinct values ascending, each
+    value's index among them, intp) with fewer job-sized temporaries (issue 16): one
+    value everywhere (a trace without application numbers) costs no pass but min/max."""
+    if values.size and values.min() == values.max():
+        return values[:1].copy(), np.zeros(values.size, dtype=np.intp)   # calloc'd pages
+    uniq = np.unique(values)
+    return uniq, np.searchsorted(uniq, values).astype(np.intp, copy=False)
 
 
 def _groups(code: np.ndarray, labels: list[str], column: Callable[[str], np.ndarray],
@@ -146,14 +161,18 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
         elapsed over resized jobs, s).
     """
     power = PowerModel() if power is None else power
-    alloc = np.asarray(column("alloc_procs"), dtype=np.float64)
-    # ``alloc * runtime`` converts integer runtimes to float64 on the fly: the same doubles
-    # as a float64 copy, without the copy (issue 16: one job-sized column less at the peak)
+    # ``np.multiply(alloc, runtime, dtype=float64)`` converts both to float64 on the fly:
+    # the same doubles as float64 copies, without the copies (issue 16: job-sized
+    # columns less at the peak)
+    alloc = np.asarray(column("alloc_procs"))
+    if alloc.dtype.kind not in "iuf":
+        alloc = alloc.astype(np.float64)
     runtime = np.asarray(column("runtime"))
     if runtime.dtype.kind not in "iuf":
         runtime = runtime.astype(np.float64)
     n = len(alloc)
-    useful = alloc * runtime if useful is None else np.asarray(useful, dtype=np.float64)
+    useful = (np.multiply(alloc, runtime, dtype=np.float64) if useful is None
+              else np.asarray(useful, dtype=np.float64))
     if is_malleable:
         runtime = runtime.astype(np.float64, copy=False)
         held = np.asarray(column("proc_seconds"), dtype=np.float64)
@@ -161,9 +180,10 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
         moves = (np.asarray(column("n_expand")) + np.asarray(column("n_shrink")))
         resized = moves > 0
         # the size a job held, on average over its elapsed time (its trace size if 0 s)
-        size = np.where(elapsed > 0, np.rint(held / np.maximum(elapsed, 1.0)), alloc)
+        size = np.where(elapsed > 0, np.rint(held / np.maximum(elapsed, 1.0)),
+                        alloc.astype(np.float64))
     else:
-        held = alloc * runtime
+        held = np.multiply(alloc, runtime, dtype=np.float64)
         elapsed = runtime
         moves = np.zeros(n, dtype=np.int64)
         resized = np.zeros(n, dtype=bool)
@@ -191,9 +211,10 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
             "resize_time_saved": int((runtime - elapsed)[resized].sum()),
         })
     if n and breakdowns:
-        apps = (np.asarray(executable, dtype=np.int64) if executable is not None
-                else np.full(n, -1, dtype=np.int64))
-        uniq, code = np.unique(apps, return_inverse=True)
+        apps = np.asarray(executable) if executable is not None else np.full(n, -1)
+        if apps.dtype.kind not in "iu":
+            apps = apps.astype(np.int64)
+        uniq, code = _codes(apps)
         per_app = np.bincount(code, weights=held, minlength=len(uniq))
         ranked = np.argsort(-per_app, kind="stable")
         out["applications"] = int(len(uniq))
@@ -209,7 +230,10 @@ def work_summary(column: Callable[[str], np.ndarray], is_malleable: bool,
         # rigid: no job resized (zeros from calloc: no page written, issue 16)
         res = resized.astype(np.int64) if is_malleable else np.zeros(n, dtype=np.int64)
         out["by_application"] = _groups(code, labels, column, held, useful, res, order)
-        k = np.maximum(np.ceil(np.log2(np.maximum(size, 1)) - 1e-9).astype(np.int64), 0)
+        # log2 of the float64 sizes (an integer size converts to the same double)
+        k = np.log2(np.maximum(size, 1), dtype=np.float64)
+        k -= 1e-9
+        k = np.maximum(np.ceil(k, out=k).astype(np.int64), 0)
         names = size_class(np.left_shift(1, np.arange(int(k.max(initial=0)) + 1)))
         out["by_size_class"] = _groups(k, [str(x) for x in names], column, held, useful,
                                        res, list(range(len(names))))

@@ -1,7 +1,6 @@
 """The replay driver through the real core: tiny hand-computed schedules, the default
 workload end to end, slices, node-exclusive machines and the writers."""
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ from malleo.emulator.swf_fields import FIELDS
 from malleo.errors import MalleoError
 from malleo.policy import Policy
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+from helpers import TRACES          # MALLEO_TRACES, or ../shared/traces beside the repo
 SDSC = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
 
 
@@ -108,6 +107,17 @@ def test_node_exclusive_allocation():
     assert exclusive.summary["utilization"] == pytest.approx(120 / (8 * 20))
     assert exclusive.summary["utilization_used"] == pytest.approx(30 / (8 * 20))
     assert exclusive.timeline["busy_procs"].max() == 8
+
+
+def test_node_exclusive_drop_of_a_job_that_fits_the_processors_but_not_the_nodes():
+    # 10 processors, nodes of 4: 2 nodes; 9 processors fit the machine but need 3 nodes
+    rows = [(1, 0, 10, 9, 10, 1), (2, 0, 10, 2, 10, 1), (3, 0, 10, 3, 10, 1)]
+    result = replay(swf_table(rows), procs=10, node_procs=4)
+    assert result.dropped == {"larger_than_machine": 1}
+    assert result.jobs["job_id"].tolist() == [2, 3]
+    assert result.jobs["procs"].tolist() == [2, 3]
+    assert result.jobs["alloc_procs"].tolist() == [4, 4]
+    assert result.summary["utilization_used"] == pytest.approx(50 / (8 * 10))
 
 
 def test_node_exclusive_machine_size_rounds_down_to_whole_nodes():

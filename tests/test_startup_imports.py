@@ -34,6 +34,7 @@ def loaded(tmp_path, *argv: str) -> list[str]:
     ["--version"],
     ["replay", "--jobs", "0:10", "--quiet"],
     ["replay", "--jobs", "0:10", "--quiet", "--json", "--backfill", "conservative"],
+    ["compare", "--jobs", "0:10", "--quiet", "--policy", "fcfs+easy", "--policy", "sjf+easy"],
 ])
 def test_small_commands_import_no_heavy_package(tmp_path, argv):
     assert loaded(tmp_path, *argv) == []

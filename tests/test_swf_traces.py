@@ -4,7 +4,6 @@ The expected counts are parsed from SOURCES.md's table (``| file | jobs | ...``)
 trace added there is checked too.  Figures quoted from its "content notes" are checked
 for the traces they describe.  Skipped when the folder is absent.
 """
-import pathlib
 import re
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from malleo.emulator import read_swf
 from malleo.emulator.trace_summary import summarize
 
-TRACES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+from helpers import TRACES          # MALLEO_TRACES, or ../shared/traces beside the repo
 SOURCES = TRACES / "SOURCES.md"
 
 pytestmark = pytest.mark.skipif(not SOURCES.is_file(),

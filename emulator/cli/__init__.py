@@ -65,6 +65,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 def cli() -> None:
     """malleo: replay SWF workloads through an HPC scheduler core, compare and tune policies,
     and run the same core as a Slurm scheduling policy."""
+    from malleo.emulator.malloc_tuning import map_large_blocks
+
+    map_large_blocks()      # freed job-sized arrays go back to the system (issue 16)
 
 
 def main() -> None:

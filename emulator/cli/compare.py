@@ -85,17 +85,22 @@ def compare(trace, specs, configs, procs, node_procs, jobs, lenient, procs_from,
     results = []
     with Progress(enabled=not quiet) as progress:
         progress.step("reading trace" if trace else "generating the default workload")
-        workload = load_workload(trace, procs=procs, **read_options(lenient, procs_from, overrun))
-        origin = int(workload.table["submit_time"].min()) if len(workload.table) else 0
+        # only the fields a replay reads (no SWF output here), no DataFrame: issue 16
+        workload = load_workload(trace, procs=procs, swf_fields=False,
+                                 **read_options(lenient, procs_from, overrun))
+        submit = workload.columns["submit_time"]
+        origin = int(submit.min()) if len(submit) else 0
+        del submit
         for i, (name, policy, flexible) in enumerate(policies, start=1):
             progress.step(f"replaying {name} ({i}/{len(policies)})")
             results.append(replay(workload, policy, procs=procs, node_procs=node_procs,
                                   jobs=jobs, bsld_threshold=bsld_threshold,
                                   flexible=flexible, power=power, load=load,
                                   breakdowns=True, progress=progress.replay_counter(origin)))
-        progress.finish(f"replayed {len(results[0].jobs):,} jobs under {len(policies)} "
-                        f"policies in {progress.elapsed:.1f} s "
-                        f"({span_days(results[0].jobs)} simulated)")
+        days = span_days({k: results[0].column(k) for k in ("submit", "end")})
+        progress.finish(f"replayed {results[0].summary['jobs']:,} jobs under "
+                        f"{len(policies)} policies in {progress.elapsed:.1f} s "
+                        f"({days} simulated)")
     names = _unique([name for name, _, _ in policies])
     if plot_dir:
         from malleo.emulator.plots import applications, processor_sizes, write_replay_plots
