@@ -7,7 +7,9 @@ from libc.stdint cimport INT64_MAX
 from libc.string cimport memmove, memcpy
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
-                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF)
+                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF, ORDER_MULTIFACTOR,
+                     ESTIMATE_PREDICT)
+from priority cimport order_is_time_dependent
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -577,9 +579,24 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     until then anyway).  With ``bf_order`` SJF (SJBF) the head is tried first and the jobs
     behind it shortest estimate first (ties in queue order): the budget of reservations
     then goes to the head and the shortest jobs that cannot start now."""
+    build_profile(s, 1 if s.is_bf_round_down else s.bf_resolution)
+    shape_reset(&s.prof)        # here: the shapes that did not fit now (issue 16)
+    s.sr_reserved = 0
+    s.sr_min_when = INT64_MAX
+    s.sr_min_rej = INT64_MAX
+    s.sr_first = s.n_started     # the first walk's starts: running jobs of the profile
+    return slurm_walk(s, head_pos, 0)
+
+
+cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nogil:
+    """The walk of slurm_backfill over the candidates i0, i0 + 1, ... (counted from the
+    head), on the profile and shape memory as they are, with s.sr_reserved reservations
+    already made; records where it stopped (s.sr_next) and the earliest answers it searched
+    (s.sr_min_when) and refused for the window (s.sr_min_rej), which slurm_can_resume
+    reads."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
-    cdef intp_t reserved = 0
+    cdef intp_t reserved = s.sr_reserved
     cdef intp_t q, j
     cdef simtime_t when, hold, lb, held_from, held_to
     cdef procs_t early
@@ -588,15 +605,17 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     cdef bint is_sjf = s.bf_order == BFORDER_SJF
     cdef intp_t i
     cdef intp_t cursor = 0
-    build_profile(s, 1 if down else res)
-    shape_reset(&s.prof)        # here: the shapes that did not fit now (issue 16)
-    for i in range(s.n_wait - head_pos):
+    cdef intp_t n = s.n_wait - head_pos
+    cdef intp_t stop = n
+    for i in range(i0, n):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
+            stop = i
             break
         # the head first; behind it queue order, or (SJBF) by (estimate, queue order)
         if is_sjf and i > 0:
             j = bfo_next(s, &cursor, s.wait[head_pos])
             if j < 0:
+                stop = i
                 break
             q = queue_pos(s, j)
         else:
@@ -618,12 +637,23 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
             bf_started(s, j)
         elif reserved < s.bf_max_job_test:
             lb = shape_hint(&s.prof, s.procs[j], hold)
+            if lb - s.now > s.bf_window:
+                # the same shape's earliest start in this pass is already past the window,
+                # and this one's is no earlier (lb is a lower bound): no reservation, no
+                # search (issue 16: a backlog deeper than the window searched every job)
+                if lb < s.sr_min_rej:
+                    s.sr_min_rej = lb
+                continue
             if down:
                 when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
             else:
                 when = bf_earliest(s, lb if lb > grid_now else grid_now, hold, s.procs[j], res)
             if when >= 0:
                 shape_note(&s.prof, s.procs[j], hold, when)
+                if when < s.sr_min_when:
+                    s.sr_min_when = when
+                if when - s.now > s.bf_window and when < s.sr_min_rej:
+                    s.sr_min_rej = when
             if when >= 0 and when - s.now <= s.bf_window:
                 if down:
                     # Slurm holds the reserved nodes from the grid instant at or before
@@ -650,7 +680,68 @@ cdef inline int slurm_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
                     bf_reserve(s, when, when + hold, s.procs[j])
                 give_reservation(s, j, when)
                 reserved += 1
+    s.sr_reserved = reserved
+    s.sr_next = stop
     return 0
+
+
+# --- Slurm, the resumed pass (issue 16; docs/core.md "The resumed slurm pass") -----------
+#
+# In the event loop (loop.simulate sets is_slurm_resume) a slurm pass P1 at t1 whose walk
+# started nothing (the first walk may have: those jobs were running when the profile was
+# built) is kept: its profile (running set + its reservations), its shape memory
+# and where its walk stopped.  At the next pass time t2, if nothing ran in between
+# (no completion: same free count and running set; no running job overdue at t2: no
+# expected end moves), the queue is P1's with arrivals behind it (static keys: the jobs
+# at P1's first and last places unchanged), and P1's searched answers all lie after t2 and
+# on or after the grid instant of t2, while everything it refused for the window still
+# lies past t2 + bf_window, then the pass at t2 walks P1's candidates exactly as P1 did:
+#
+#   the head is P1's and the free count is P1's, so the first walk at t2 starts nothing;
+#   every breakpoint but the origin lies after t2 (releases at rounded expected ends > t2,
+#   reservations from P1's answers on), so the profile is flat over [t1, t2]: a job that
+#   did not fit over [t1, t1 + hold) meets the same short segment within [t2, t2 + hold);
+#   a search from max(hint, grid instant of t2) <= P1's answer gives P1's answer (the
+#   profile is the same function, the candidates before it failed); an answer P1 accepted
+#   (<= t1 + window) is accepted at t2; one it refused (> t2 + window) is refused.
+#
+# By induction over the candidates the pass at t2 reproduces P1's walk (no start, the
+# same reservations and budget, the same stop), then visits the arrivals where P1's walk
+# ran out of candidates: slurm_walk continues from P1's stop on the kept profile.  The
+# answers of the pass are the rebuilt pass's, so every schedule is unchanged.
+
+cdef inline bint slurm_can_resume(const sched_t* s) noexcept nogil:
+    """Whether the pass at s.now may continue the last one's walk (see above)."""
+    if not s.sr_valid or s.now <= s.sr_now:
+        return False
+    if s.free != s.sr_free or s.n_run != s.sr_n_run:
+        return False                            # a completion since
+    if s.n_run > 0 and s.run[0].end <= s.now:
+        return False                            # overdue: run_rekey moves ends later
+    if (s.n_wait < s.sr_n_wait or s.wait[0] != s.sr_head_job
+            or s.wait[s.sr_n_wait - 1] != s.sr_last_job):
+        return False                            # an arrival placed before P1's last job
+    if s.sr_min_when <= s.now or s.sr_min_when < align_up(s.now, s.bf_resolution):
+        return False
+    return s.sr_min_rej - s.now > s.bf_window
+
+
+cdef inline void slurm_record(sched_t* s, bint is_walked) noexcept nogil:
+    """After a pass: keep it for slurm_can_resume if it was a slurm walk (``is_walked``)
+    that started nothing behind the head (the first walk's starts were running jobs when
+    the profile was built: part of it), in a mode whose proof holds (bf_resolution
+    rounding up, queue candidate order, static queue keys, fixed estimates)."""
+    s.sr_valid = (is_walked and s.n_started == s.sr_first and s.backfill == BACKFILL_SLURM
+                  and not s.is_bf_round_down and s.bfo == NULL and s.learn == NULL
+                  and s.estimate != ESTIMATE_PREDICT and s.order != ORDER_MULTIFACTOR
+                  and not order_is_time_dependent(s.order) and s.n_wait > 0)
+    if s.sr_valid:
+        s.sr_now = s.now
+        s.sr_free = s.free
+        s.sr_n_run = s.n_run
+        s.sr_n_wait = s.n_wait
+        s.sr_head_job = s.wait[0]
+        s.sr_last_job = s.wait[s.n_wait - 1]
 
 
 cdef inline void drop_started(sched_t* s) noexcept nogil:
@@ -687,6 +778,14 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
     cdef intp_t q, j
     cdef intp_t head_pos = s.n_wait
     s.n_started = 0
+    if s.is_slurm_resume and slurm_can_resume(s):
+        s.sr_first = 0
+        s.prof.src_started = 0      # P1's starts are running jobs with start < now
+        slurm_walk(s, 0, s.sr_next)             # the rebuilt pass's walk, continued
+        if s.n_started > 0:
+            drop_started(s)
+        slurm_record(s, True)
+        return 0
     if s.is_prof_kept and s.n_run > 0 and s.run[0].end <= s.now:
         s.is_prof_kept = False      # run_rekey moves overdue ends later: rebuild
     run_rekey(s)
@@ -717,4 +816,6 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
         if s.bfo != NULL:
             bfo_drop_started(s)
         drop_started(s)
+    if s.is_slurm_resume:
+        slurm_record(s, head_pos < s.n_wait + s.n_started and s.backfill == BACKFILL_SLURM)
     return 0

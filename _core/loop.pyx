@@ -9,7 +9,8 @@ import numpy as np
 
 from libc.string cimport memset
 
-from _types cimport simtime_t, procs_t, intp_t, BACKFILL_CONSERVATIVE, ESTIMATE_PREDICT
+from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_CONSERVATIVE, BACKFILL_SLURM,
+                     ESTIMATE_PREDICT)
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
 from learn cimport learn_t, learn_alloc, learn_release
@@ -141,6 +142,8 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     # changes waiting jobs' estimates, so it re-plans from scratch
     t.s.is_keep_profile = (t.s.backfill == BACKFILL_CONSERVATIVE
                            and t.s.estimate != ESTIMATE_PREDICT)
+    # slurm resumes its last pass's walk when nothing it depends on changed (backfill.pxd)
+    t.s.is_slurm_resume = t.s.backfill == BACKFILL_SLURM
     try:
         if core.is_learned:
             learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)

@@ -101,6 +101,20 @@ cdef struct sched_t:
     # conservative, kept profile (backfill.pxd, issue 16): set by loop.simulate only
     bint is_keep_profile      # the entrance reports completions (backfill.kept_release)
     bint is_prof_kept         # prof = running set + every reservation of the last pass
+    # slurm, resumed pass (backfill.pxd, issue 16): set by loop.simulate only
+    bint is_slurm_resume      # the entrance allows resuming the last slurm pass
+    bint sr_valid             # the last pass was a slurm pass whose walk started nothing
+    simtime_t sr_now          # its time (seconds)
+    procs_t sr_free           # free processors after it
+    intp_t sr_n_run           # running jobs after it
+    intp_t sr_n_wait          # waiting jobs after it
+    intp_t sr_head_job        # wait[0] after it
+    intp_t sr_last_job        # wait[n_wait - 1] after it
+    intp_t sr_next            # where its walk stopped (candidates from the head visited)
+    intp_t sr_reserved        # reservations its walk made
+    intp_t sr_first           # jobs its first walk started (before the profile was built)
+    simtime_t sr_min_when     # earliest answer of its earliest-fit searches (seconds)
+    simtime_t sr_min_rej      # earliest answer or lower bound it refused for bf_window
 
 
 cdef inline simtime_t expected_end(simtime_t start, simtime_t est, simtime_t request,

@@ -4,7 +4,8 @@ For each trace and backfill mode: read the trace, keep the first N jobs (in subm
 like ``malleo replay --jobs 0:N``) when ``--jobs N`` is given, run one
 ``malleo._core.simulate`` and print one JSON line with the SHA-256 of the ``start``,
 ``reservation`` and ``backfilled`` arrays (the whole schedule: end = start + runtime), the
-seconds the simulation took and the jobs/s it gives.  Each (trace, mode) runs in a child
+seconds the simulation took (wall, and the process's CPU seconds, which a loaded shared
+machine moves far less) and the jobs/s it gives.  Each (trace, mode) runs in a child
 process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
 trace, mode and prefix) and exits 1 on any difference.
 
@@ -69,14 +70,17 @@ def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
 
     arrays, procs = read_arrays(path, n_jobs)
     start = time.perf_counter()
+    cpu = time.process_time()
     r = simulate(*arrays, procs, policy_of(mode))
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     h = hashlib.sha256()
     for name in ("start", "reservation", "backfilled"):
         h.update(np.ascontiguousarray(r[name]).tobytes())
     n = len(arrays[0])
     return {"trace": pathlib.Path(path).name, "mode": mode, "jobs": n,
             "prefix": n_jobs, "sha256": h.hexdigest(), "seconds": round(seconds, 3),
+            "cpu_seconds": round(cpu, 3),
             "jobs_per_s": round(n / seconds) if seconds > 0 else None}
 
 
