@@ -16,7 +16,7 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_take_tail, profile_value, profile_locate, align_up,
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
-                      dec_may_fit, dec_end)
+                      dec_may_fit, dec_end, profile_merge_at, shape_note_both)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 
@@ -486,6 +486,7 @@ cdef inline int kept_release(sched_t* s, intp_t j) except -1 nogil:
     come back over [now, its expected end)."""
     if s.is_prof_kept and s.exp_end[j] > s.now:
         profile_reserve(&s.prof, s.now, s.exp_end[j], -s.procs[j])
+        profile_merge_at(&s.prof, s.exp_end[j])     # its release may now be stale
         dec_add(&s.prof, s.now, s.exp_end[j])
     return 0
 
@@ -539,6 +540,10 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
             if when < r:
                 profile_reserve(&s.prof, r, r + hold, -n)
                 profile_reserve(&s.prof, when, when + hold, n)
+                # the old slot's two ends may now be stale breakpoints (when + hold may
+                # be r itself)
+                profile_merge_at(&s.prof, r + hold)
+                profile_merge_at(&s.prof, r)
                 dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
         else:
             hint = profile_hint(&s.prof, n, hold)
@@ -546,8 +551,7 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
                 lb = hint
             when = profile_earliest(&s.prof, lb, hold, n, 1)
             profile_reserve(&s.prof, when, when + hold, n)
-        shape_note(&s.prof, n, hold, when)
-        profile_note(&s.prof, n, hold, when)
+        shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
         give_reservation(s, j, when)
         if when == s.now:
             start_job(s, q)

@@ -10,7 +10,7 @@ import numpy as np
 
 from libc.stdint cimport INT64_MAX
 
-from _types cimport simtime_t, procs_t, intp_t
+from _types cimport simtime_t, procs_t, intp_t, ESTIMATE_PREDICT
 from passes cimport run_pass
 from malleable cimport speedup
 
@@ -36,6 +36,15 @@ class PlanState:
         users_at_calc: users seen at that calculation (equal shares).
         seen: users that ever had a pending or running job (fair share: 1 / len(seen)).
         calc_time: seconds, time of the last priority calculation, -1 before the first.
+        timeline: user -> ((end, runtime), ...) in completion order, seconds: what
+            ``predict_at = "submit"`` predicts from (the runs ended by a job's submit time).
+            Only the last MAX_PREDICT_RUNS runs ended by ``horizon`` are kept, and every
+            run after it.
+        horizon: seconds, the earliest submit time a later call is expected to predict
+            for: the smallest of ``plan``'s ``now`` and its pending submits (-1 before
+            the first call).  A job submitted before it, first seen later, is predicted
+            from the runs kept (MAX_PREDICT_RUNS ended by the horizon: exact for every
+            ``predict_runs`` when no run ended between its submit and the horizon).
 
     The caller reports each completed job with :meth:`record_completion` (in increasing
     job order at one time) before the next ``plan`` call; ``plan`` never mutates the
@@ -43,7 +52,7 @@ class PlanState:
     """
 
     __slots__ = ("history", "recent", "usage", "accrued", "total_usage", "users_at_calc", "seen",
-                 "calc_time")
+                 "calc_time", "timeline", "horizon")
 
     def __init__(self):
         self.history = {}
@@ -54,6 +63,8 @@ class PlanState:
         self.users_at_calc = 0
         self.seen = set()
         self.calc_time = -1
+        self.timeline = {}
+        self.horizon = -1
 
     def copy(self):
         """An independent copy."""
@@ -66,6 +77,8 @@ class PlanState:
         other.users_at_calc = self.users_at_calc
         other.seen = set(self.seen)
         other.calc_time = self.calc_time
+        other.timeline = dict(self.timeline)
+        other.horizon = self.horizon
         return other
 
     def record_completion(self, user, procs, start, end):
@@ -80,6 +93,8 @@ class PlanState:
         last, _, count = self.history.get(user, (0, 0, 0))
         self.history[user] = (end - start, last, count + 1)
         self.recent[user] = ((end - start,) + self.runs(user))[:MAX_PREDICT_RUNS]
+        self.timeline[user] = _pruned(self.timeline.get(user, ()) + ((end, end - start),),
+                                      self.horizon)
         since = max(start, self.calc_time)
         self.accrued[user] = self.accrued.get(user, 0) + int(procs) * (end - since)
         self.seen.add(user)
@@ -92,6 +107,40 @@ class PlanState:
         last, before, count = self.history.get(user, (0, 0, 0))
         return (last, before)[:min(count, 2)]
 
+    def runs_by(self, user, submit):
+        """The user's runtimes of the runs ended at or before ``submit``, newest first
+        (seconds; ``predict_at = "submit"``).  A user without a timeline (a state restored
+        from the older form) gets :meth:`runs`."""
+        user = int(user)
+        if user not in self.timeline:
+            return self.runs(user)
+        return tuple(runtime for end, runtime in reversed(self.timeline[user])
+                     if end <= submit)
+
+    def predict(self, user, request, submit, runs=2, cold="fewer"):
+        """The ``predict`` estimate of a job of ``user`` asking ``request`` seconds,
+        submitted at ``submit`` (``predict_at = "submit"``): the mean (floor) of the user's
+        last ``runs`` runtimes ended by ``submit``; with fewer, their mean (``cold``
+        "fewer"; none: the request) or the request (``cold`` "request"); capped at the
+        request (docs/scheduling-semantics.md)."""
+        user = int(user)
+        request = int(request)
+        window = self.runs_by(user, submit)
+        count = (len(window) if user in self.timeline
+                 else int(self.history.get(user, (0, 0, 0))[2]))
+        window = window[:runs]
+        if not window or (count < runs and cold == "request"):
+            return request
+        return min(sum(window) // len(window), request)
+
+    def set_horizon(self, horizon):
+        """Runs before ``horizon`` (seconds) are needed no more than MAX_PREDICT_RUNS per
+        user: drop the older ones.  Mutates this state."""
+        self.horizon = int(horizon)
+        for u, runs in self.timeline.items():
+            if len(runs) > MAX_PREDICT_RUNS:
+                self.timeline[u] = _pruned(runs, self.horizon)
+
     def fairshare(self, user):
         """The user's multifactor fair-share factor as of the last calculation:
         2 ** -((usage / total_usage) * users_at_calc), 1.0 when nothing was used."""
@@ -103,6 +152,18 @@ class PlanState:
     def __repr__(self):
         return (f"PlanState(users={len(self.seen)}, calc_time={self.calc_time}, "
                 f"histories={len(self.history)})")
+
+
+def _pruned(runs, horizon):
+    """``runs`` ((end, runtime), ... in completion order) without those ended by
+    ``horizon`` but the last MAX_PREDICT_RUNS of them."""
+    if len(runs) <= MAX_PREDICT_RUNS:
+        return tuple(runs)
+    old = [k for k, (end, _) in enumerate(runs) if end <= horizon]
+    if len(old) <= MAX_PREDICT_RUNS:
+        return tuple(runs)
+    drop = set(old[:-MAX_PREDICT_RUNS])
+    return tuple(r for k, r in enumerate(runs) if k not in drop)
 
 
 class Decisions:
@@ -210,6 +271,10 @@ def plan(now, cluster, running, pending, policy, state=None):
     t, total, busy, run_cols, n_run, pend_cols, n_pend = plan_columns(
         now, cluster, running, pending, core)
     state = PlanState() if state is None else state.copy()
+    if n_pend:
+        state.set_horizon(min(int(t), int(pend_cols["submit"].min())))
+    else:
+        state.set_horizon(int(t))
     n = n_run + n_pend
     if n == 0:
         return Decisions(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
@@ -249,8 +314,15 @@ def _plan_table(t, run_cols, n_run, pend_cols, n_pend, core, state):
     n_slot = 2 * n if core.is_slurm_expand else n
     table = JobTable(n, n_slot, len(users_list), use_mall)
     prio = np.concatenate([np.full(n_run, np.nan), pend_cols["priority"]])
-    est = np.concatenate([run_cols["est"], pend_cols["runtime"] if core.is_actual
-                          else pend_cols["request"]])
+    if core.is_predict_at_submit and core.estimate == ESTIMATE_PREDICT:
+        cold = "request" if core.is_cold_request else "fewer"
+        pend_est = np.array([state.predict(u, r, sub, int(core.predict_runs), cold)
+                             for u, r, sub in zip(pend_cols["user"].tolist(),
+                                                  pend_cols["request"].tolist(),
+                                                  pend_cols["submit"].tolist())], np.int64)
+    else:
+        pend_est = pend_cols["runtime"] if core.is_actual else pend_cols["request"]
+    est = np.concatenate([run_cols["est"], pend_est])
     table.set({
         "submit": np.concatenate([run_cols["start"], pend_cols["submit"]]),
         "request": np.concatenate([run_cols["request"], pend_cols["request"]]),

@@ -57,7 +57,7 @@ cdef inline bint order_is_time_dependent(int order) noexcept nogil:
 
 
 cdef inline bint order_uses_estimate(int order) noexcept nogil:
-    """Orders whose key reads the planning estimate (re-sorted each pass in predict mode)."""
+    """Orders whose key reads the planning estimate (re-sorted when a predict estimate changed)."""
     return order != ORDER_FCFS
 
 

@@ -14,6 +14,15 @@
 # The summaries (badd, blo, bhi) sit in their own contiguous arrays, apart from the
 # blocks, so that the searches skip blocks reading a few bytes each.
 #
+# Blocks of blocks (issue 16): every PROFILE_GROUP consecutive blocks form a group g
+# (blocks g * PROFILE_GROUP ...) with two more summaries, of actual free counts:
+#
+#   glo[g] = min(blo[b] + badd[b]),  ghi[g] = max(bhi[b] + badd[b])  over the group's blocks
+#
+# so the walks skip whole groups (a two-level min/max summary: a walk over b blocks costs
+# O(PROFILE_GROUP + b / PROFILE_GROUP) instead of O(b)).  Every kernel that changes a
+# block's blo, bhi or badd, or moves blocks, keeps them exact (_groups_fix).
+#
 # Invariants: blocks are in time order, every block in use holds 1..PROFILE_BLOCK
 # breakpoints, times strictly increase across the whole sequence, block 0 entry 0 is the
 # origin, and lo/hi are exact after every kernel returns.
@@ -28,7 +37,7 @@
 # neighbours hold the same free count) never changes an answer.
 from libc.stdlib cimport malloc, realloc, free as c_free
 from libc.string cimport memmove, memcpy, memset
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint64_t, INT64_MAX
 
 from _types cimport simtime_t, procs_t, intp_t
 
@@ -41,6 +50,10 @@ cdef struct pblock_t:
     simtime_t time[PROFILE_BLOCK]   # breakpoint times (seconds), strictly increasing
     procs_t free[PROFILE_BLOCK]     # stored free counts; the actual count adds badd[b]
     int32_t n                       # entries in use, 1..PROFILE_BLOCK
+
+
+cdef enum:
+    PROFILE_GROUP = 8     # blocks per group (glo / ghi: the second level of summaries)
 
 
 cdef enum:
@@ -60,6 +73,10 @@ cdef struct profile_t:
     procs_t* badd     # per block: lazy amount added to every entry
     procs_t* blo      # per block: min of the stored free[0:n]
     procs_t* bhi      # per block: max of the stored free[0:n]
+    simtime_t* bfirst # per block: its first breakpoint time (blk[b].time[0], contiguous
+                      # for profile_locate's binary search)
+    procs_t* glo      # per group of PROFILE_GROUP blocks: min of blo + badd (actual counts)
+    procs_t* ghi      # per group: max of bhi + badd (actual counts); room for cap entries
     intp_t nb         # blocks in use (1 after profile_reset)
     intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
@@ -74,6 +91,7 @@ cdef struct profile_t:
     simtime_t shape_dur[SHAPE_SLOTS]        # duration (seconds)
     simtime_t shape_when[SHAPE_SLOTS]       # the latest answer for that shape (seconds), -1
     bint shape_nofit[SHAPE_SLOTS]           # slurm: that shape did not fit now in this pass
+    intp_t shape_hidx[SHAPE_SLOTS]          # where profile_note put that shape, -1 (a cache)
     # kept profile: where processors came back since the previous pass's answers (dec_add)
     simtime_t dec_a[DEC_SLOTS]              # interval starts (seconds)
     simtime_t dec_b[DEC_SLOTS]              # interval ends, exclusive (seconds)
@@ -101,6 +119,9 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.badd = <procs_t*> malloc(nb * sizeof(procs_t))
     p.blo = <procs_t*> malloc(nb * sizeof(procs_t))
     p.bhi = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.glo = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.ghi = <procs_t*> malloc(nb * sizeof(procs_t))
+    p.bfirst = <simtime_t*> malloc(nb * sizeof(simtime_t))
     p.nb = 0
     p.cap = nb
     p.n = 0
@@ -111,7 +132,8 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.src_next = 0
     p.src_res = 1
     p.src_started = 0
-    if p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL:
+    if (p.blk == NULL or p.badd == NULL or p.blo == NULL or p.bhi == NULL
+            or p.glo == NULL or p.ghi == NULL or p.bfirst == NULL):
         with gil:
             raise MemoryError("availability profile")
     return 0
@@ -123,12 +145,18 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     c_free(p.badd)
     c_free(p.blo)
     c_free(p.bhi)
+    c_free(p.glo)
+    c_free(p.ghi)
+    c_free(p.bfirst)
     c_free(p.pend_time)
     c_free(p.pend_procs)
     p.blk = NULL
     p.badd = NULL
     p.blo = NULL
     p.bhi = NULL
+    p.glo = NULL
+    p.ghi = NULL
+    p.bfirst = NULL
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -141,6 +169,15 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
 cdef inline bint _grow_procs(procs_t** a, intp_t cap) noexcept nogil:
     """realloc one summary array to ``cap`` entries; False on failure (``a`` kept)."""
     cdef procs_t* r = <procs_t*> realloc(a[0], cap * sizeof(procs_t))
+    if r == NULL:
+        return False
+    a[0] = r
+    return True
+
+
+cdef inline bint _grow_times(simtime_t** a, intp_t cap) noexcept nogil:
+    """realloc one per-block time array to ``cap`` entries; False on failure."""
+    cdef simtime_t* r = <simtime_t*> realloc(a[0], cap * sizeof(simtime_t))
     if r == NULL:
         return False
     a[0] = r
@@ -160,7 +197,8 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
             raise MemoryError("availability profile")
     p.blk = b
     if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
-            and _grow_procs(&p.bhi, cap)):
+            and _grow_procs(&p.bhi, cap) and _grow_procs(&p.glo, cap)
+            and _grow_procs(&p.ghi, cap) and _grow_times(&p.bfirst, cap)):
         with gil:
             raise MemoryError("availability profile")
     p.cap = cap
@@ -182,6 +220,52 @@ cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
     p.bhi[b] = hi
 
 
+cdef inline void _group_bounds(profile_t* p, intp_t g) noexcept nogil:
+    """Recompute glo[g] and ghi[g] from the blocks of group g in use."""
+    cdef intp_t b = g * PROFILE_GROUP
+    cdef intp_t e = b + PROFILE_GROUP
+    cdef procs_t lo, hi, v
+    if e > p.nb:
+        e = p.nb
+    lo = p.blo[b] + p.badd[b]
+    hi = p.bhi[b] + p.badd[b]
+    b += 1
+    while b < e:
+        v = p.blo[b] + p.badd[b]
+        lo = v if v < lo else lo
+        v = p.bhi[b] + p.badd[b]
+        hi = v if v > hi else hi
+        b += 1
+    p.glo[g] = lo
+    p.ghi[g] = hi
+
+
+cdef inline void _groups_fix(profile_t* p, intp_t b0, intp_t b1) noexcept nogil:
+    """Recompute the group summaries of the groups holding blocks b0..b1 (inclusive,
+    clamped to the blocks in use)."""
+    cdef intp_t g
+    if b1 >= p.nb:
+        b1 = p.nb - 1
+    for g in range(b0 // PROFILE_GROUP, b1 // PROFILE_GROUP + 1):
+        _group_bounds(p, g)
+
+
+cdef inline void _groups_add(profile_t* p, intp_t b0, intp_t b1, procs_t procs) noexcept nogil:
+    """Blocks b0..b1 - 1 (whole ones) had ``procs`` added to their badd: shift the groups
+    they fill entirely, recompute the (at most two) they share with other blocks."""
+    cdef intp_t g
+    cdef intp_t g0 = b0 // PROFILE_GROUP
+    cdef intp_t g1 = (b1 - 1) // PROFILE_GROUP
+    if b1 <= b0:
+        return
+    _group_bounds(p, g0)
+    for g in range(g0 + 1, g1):
+        p.glo[g] += procs
+        p.ghi[g] += procs
+    if g1 > g0:
+        _group_bounds(p, g1)
+
+
 cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now) noexcept nogil:
     """One segment [origin, inf) with ``free_now`` processors free (room for one block
     always exists after profile_init)."""
@@ -194,6 +278,9 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     p.badd[0] = 0
     p.blo[0] = free_now
     p.bhi[0] = free_now
+    p.glo[0] = free_now
+    p.ghi[0] = free_now
+    p.bfirst[0] = origin
     p.n_hints = 0
     p.hint_next = 0
     p.n_pend = 0
@@ -223,12 +310,18 @@ cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
     """Remember an earliest-fit answer ``when`` (>= 0) for (procs, duration): the entry of
     the same size and duration if any (answers only grow), else a free entry, else the
     oldest one (any subset of answers gives a sound bound)."""
+    _profile_note_at(p, procs, duration, when)
+
+
+cdef inline intp_t _profile_note_at(profile_t* p, procs_t procs, simtime_t duration,
+                                    simtime_t when) noexcept nogil:
+    """profile_note, returning the entry that holds the shape now."""
     cdef intp_t k
     for k in range(p.n_hints):
         if p.hint_procs[k] == procs and p.hint_dur[k] == duration:
             if when > p.hint_when[k]:
                 p.hint_when[k] = when
-            return
+            return k
     if p.n_hints < PROFILE_HINTS:
         k = p.n_hints
         p.n_hints += 1
@@ -238,6 +331,7 @@ cdef inline void profile_note(profile_t* p, procs_t procs, simtime_t duration,
     p.hint_procs[k] = procs
     p.hint_dur[k] = duration
     p.hint_when[k] = when
+    return k
 
 
 cdef inline intp_t _shape_slot(procs_t procs, simtime_t duration) noexcept nogil:
@@ -268,6 +362,7 @@ cdef inline intp_t _shape_claim(profile_t* p, procs_t procs, simtime_t duration)
         p.shape_dur[k] = duration
         p.shape_when[k] = -1
         p.shape_nofit[k] = False
+        p.shape_hidx[k] = -1
     return k
 
 
@@ -286,6 +381,23 @@ cdef inline void shape_note(profile_t* p, procs_t procs, simtime_t duration,
     cdef intp_t k = _shape_claim(p, procs, duration)
     if when > p.shape_when[k]:
         p.shape_when[k] = when
+
+
+cdef inline void shape_note_both(profile_t* p, procs_t procs, simtime_t duration,
+                                 simtime_t when) noexcept nogil:
+    """shape_note and profile_note of one answer, with the same result as the two calls:
+    the dominance entry of a shape already noted is found through the shape's slot in
+    O(1) (checked: a ring entry may have been taken by another shape since) instead of a
+    scan of PROFILE_HINTS entries (the kept pass notes every holder's answer)."""
+    cdef intp_t k = _shape_claim(p, procs, duration)
+    cdef intp_t h = p.shape_hidx[k]
+    if when > p.shape_when[k]:
+        p.shape_when[k] = when
+    if (0 <= h < p.n_hints and p.hint_procs[h] == procs and p.hint_dur[h] == duration):
+        if when > p.hint_when[h]:
+            p.hint_when[h] = when
+        return
+    p.shape_hidx[k] = _profile_note_at(p, procs, duration, when)
 
 
 cdef inline bint shape_seen_nofit(const profile_t* p, procs_t procs,
@@ -330,6 +442,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
             _block_bounds(p, p.nb - 1)
         elif blk.free[last] > p.bhi[p.nb - 1]:
             p.bhi[p.nb - 1] = blk.free[last]
+        _group_bounds(p, (p.nb - 1) // PROFILE_GROUP)
         return 0
     v = blk.free[last] + p.badd[p.nb - 1] + procs
     if blk.n == PROFILE_BLOCK:
@@ -338,6 +451,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
         blk.n = 1
         blk.time[0] = time
         blk.free[0] = v
+        p.bfirst[p.nb] = time
         p.badd[p.nb] = 0
         p.blo[p.nb] = v
         p.bhi[p.nb] = v
@@ -351,6 +465,7 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
             p.blo[p.nb - 1] = v
         if v > p.bhi[p.nb - 1]:
             p.bhi[p.nb - 1] = v
+    _group_bounds(p, (p.nb - 1) // PROFILE_GROUP)
     p.n += 1
     return 0
 
@@ -365,7 +480,7 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
     cdef const pblock_t* blk
     while lo < hi:                                  # last block whose first time <= t
         mid = (lo + hi + 1) >> 1
-        if p.blk[mid].time[0] <= t:
+        if p.bfirst[mid] <= t:
             lo = mid
         else:
             hi = mid - 1
@@ -417,6 +532,58 @@ cdef inline void _profile_advance(const profile_t* p, ppos_t* k, simtime_t t) no
     k.i = i
 
 
+cdef inline intp_t _skip_free_enough(const profile_t* p, intp_t b, procs_t procs,
+                                     simtime_t limit) noexcept nogil:
+    """The first block from ``b`` on with a segment of fewer than ``procs`` free; p.nb if
+    none, or any block from one starting at or after ``limit`` on (the caller stops
+    there).  Blocks one by one up to a group boundary, then whole groups by glo."""
+    cdef intp_t g, ng
+    while b < p.nb and b % PROFILE_GROUP != 0:
+        if p.blo[b] + p.badd[b] < procs:
+            return b
+        b += 1
+    if b >= p.nb:
+        return p.nb
+    ng = (p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP
+    g = b // PROFILE_GROUP
+    while g < ng and p.glo[g] >= procs:
+        g += 1
+        if g < ng and p.bfirst[g * PROFILE_GROUP] >= limit:
+            return g * PROFILE_GROUP
+    if g >= ng:
+        return p.nb
+    b = g * PROFILE_GROUP
+    while p.blo[b] + p.badd[b] >= procs:       # the group has such a block
+        b += 1
+    return b
+
+
+cdef inline intp_t _skip_short(const profile_t* p, intp_t b, procs_t procs,
+                               simtime_t limit) noexcept nogil:
+    """The first block from ``b`` on with a segment of at least ``procs`` free; p.nb if
+    none, or any block from one starting at or after ``limit`` on (the caller stops
+    there).  Blocks one by one up to a group boundary, then whole groups by ghi."""
+    cdef intp_t g, ng
+    while b < p.nb and b % PROFILE_GROUP != 0:
+        if p.bhi[b] + p.badd[b] >= procs:
+            return b
+        b += 1
+    if b >= p.nb:
+        return p.nb
+    ng = (p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP
+    g = b // PROFILE_GROUP
+    while g < ng and p.ghi[g] < procs:
+        g += 1
+        if g < ng and p.bfirst[g * PROFILE_GROUP] >= limit:
+            return g * PROFILE_GROUP
+    if g >= ng:
+        return p.nb
+    b = g * PROFILE_GROUP
+    while p.bhi[b] + p.badd[b] < procs:        # the group has such a block
+        b += 1
+    return b
+
+
 cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs) noexcept nogil:
     """Move ``k`` to the first breakpoint after it whose segment has fewer than ``procs``
     free; False (``k`` unchanged) if there is none.  Whole blocks with lo >= procs are
@@ -434,9 +601,7 @@ cdef inline bint profile_next_below(const profile_t* p, ppos_t* k, procs_t procs
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
-            b += 1
+        b = _skip_free_enough(p, b + 1, procs, INT64_MAX)   # whole blocks, groups free enough
         if b >= p.nb:
             return False
         need = procs - p.badd[b]
@@ -461,9 +626,7 @@ cdef inline bint profile_next_at_least(const profile_t* p, ppos_t* k,
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
-            b += 1
+        b = _skip_short(p, b + 1, procs, INT64_MAX)      # whole blocks, groups short
         if b >= p.nb:
             return False
         need = procs - p.badd[b]
@@ -481,6 +644,7 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
         memmove(&p.badd[b + 2], &p.badd[b + 1], (p.nb - b - 1) * sizeof(procs_t))
         memmove(&p.blo[b + 2], &p.blo[b + 1], (p.nb - b - 1) * sizeof(procs_t))
         memmove(&p.bhi[b + 2], &p.bhi[b + 1], (p.nb - b - 1) * sizeof(procs_t))
+        memmove(&p.bfirst[b + 2], &p.bfirst[b + 1], (p.nb - b - 1) * sizeof(simtime_t))
     p.nb += 1
     lo = &p.blk[b]
     hi = &p.blk[b + 1]
@@ -488,9 +652,11 @@ cdef inline int _profile_split_block(profile_t* p, intp_t b) except -1 nogil:
     memcpy(hi.time, lo.time + half, hi.n * sizeof(simtime_t))
     memcpy(hi.free, lo.free + half, hi.n * sizeof(procs_t))
     p.badd[b + 1] = p.badd[b]
+    p.bfirst[b + 1] = hi.time[0]
     lo.n = half
     _block_bounds(p, b)
     _block_bounds(p, b + 1)
+    _groups_fix(p, b, p.nb - 1)         # the blocks after b moved one place
     return 0
 
 
@@ -543,6 +709,7 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
         for i in range(a.i, z.i):
             blk.free[i] -= procs
         _block_bounds(p, a.b)
+        _group_bounds(p, a.b // PROFILE_GROUP)
         return 0
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
@@ -555,8 +722,30 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
         for i in range(z.i):
             blk.free[i] -= procs
         _block_bounds(p, z.b)
+    _groups_add(p, a.b, z.b + 1, -procs)     # shifts or recomputes every group touched
     return 0
 
+
+
+cdef inline void profile_merge_at(profile_t* p, simtime_t t) noexcept nogil:
+    """Drop the breakpoint at ``t`` if there is one, not first in its block, with the free
+    count of the segment before it (the profile is a function of time only, so no answer
+    changes).  The block's min and max (hence its group's) stay: an equal neighbour holds
+    the same value.  The kept profile calls it where a returned slot or an early
+    completion gave processors back, so that stale breakpoints do not pile up."""
+    cdef ppos_t k
+    cdef pblock_t* blk
+    if t <= profile_origin(p):
+        return
+    k = profile_locate(p, t)
+    blk = &p.blk[k.b]
+    if k.i == 0 or blk.time[k.i] != t or blk.free[k.i] != blk.free[k.i - 1]:
+        return
+    if k.i + 1 < blk.n:
+        memmove(blk.time + k.i, blk.time + k.i + 1, (blk.n - k.i - 1) * sizeof(simtime_t))
+        memmove(blk.free + k.i, blk.free + k.i + 1, (blk.n - k.i - 1) * sizeof(procs_t))
+    blk.n -= 1
+    p.n -= 1
 
 cdef inline simtime_t align_up(simtime_t t, simtime_t resolution) noexcept nogil:
     """The smallest multiple of ``resolution`` that is >= ``t`` (any sign of ``t``)."""
@@ -624,10 +813,8 @@ cdef inline bint _next_below_before(const profile_t* p, ppos_t* k, procs_t procs
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.blo[b] + p.badd[b] >= procs:     # whole blocks free enough
-            b += 1
-        if b >= p.nb or p.blk[b].time[0] >= limit:
+        b = _skip_free_enough(p, b + 1, procs, limit)
+        if b >= p.nb or p.bfirst[b] >= limit:
             return False
         need = procs - p.badd[b]
         i = 0
@@ -651,10 +838,8 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
                     k.i = i
                     return True
                 i += 1
-        b += 1
-        while b < p.nb and p.bhi[b] + p.badd[b] < procs:      # whole blocks short
-            b += 1
-        if b >= p.nb or p.blk[b].time[0] >= limit:
+        b = _skip_short(p, b + 1, procs, limit)
+        if b >= p.nb or p.bfirst[b] >= limit:
             return False
         need = procs - p.badd[b]
         i = 0
@@ -761,8 +946,10 @@ cdef inline void profile_trim(profile_t* p, simtime_t t) noexcept nogil:
     memmove(&p.badd[0], &p.badd[k.b], (p.nb - k.b) * sizeof(procs_t))
     memmove(&p.blo[0], &p.blo[k.b], (p.nb - k.b) * sizeof(procs_t))
     memmove(&p.bhi[0], &p.bhi[k.b], (p.nb - k.b) * sizeof(procs_t))
+    memmove(&p.bfirst[0], &p.bfirst[k.b], (p.nb - k.b) * sizeof(simtime_t))
     p.nb -= k.b
     p.n -= gone
+    _groups_fix(p, 0, p.nb - 1)
 
 
 # --- Pending releases (the lazy build of backfill.pxd) --------------------------------------
@@ -837,4 +1024,5 @@ cdef inline int profile_take_tail(profile_t* p, simtime_t start, procs_t procs) 
     _block_bounds(p, a.b)
     for b in range(a.b + 1, p.nb):
         p.badd[b] -= procs
+    _groups_add(p, a.b, p.nb, -procs)
     return 0

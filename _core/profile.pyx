@@ -7,7 +7,8 @@ from _types cimport simtime_t, procs_t, intp_t
 from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
-                      profile_hint, profile_note, PROFILE_BLOCK)
+                      profile_hint, profile_note, profile_merge_at, PROFILE_BLOCK,
+                      PROFILE_GROUP)
 
 
 @cython.final
@@ -57,6 +58,16 @@ cdef class Profile:
             raise ValueError(f"reserve: start {start} before the origin {profile_origin(&self.p)}")
         profile_reserve(&self.p, start, end, procs)
 
+    def give_back(self, simtime_t start, simtime_t end, procs_t procs):
+        """Return ``procs`` processors taken over [start, end) by ``reserve`` and drop the
+        breakpoints at ``start`` and ``end`` that no longer change the count (the kept
+        profile's move of a reservation, backfill.pxd)."""
+        if start < profile_origin(&self.p):
+            raise ValueError(f"give_back: start {start} before the origin {profile_origin(&self.p)}")
+        profile_reserve(&self.p, start, end, -procs)
+        profile_merge_at(&self.p, end)
+        profile_merge_at(&self.p, start)
+
     def fits(self, simtime_t start, simtime_t duration, procs_t procs):
         """True if ``procs`` processors are free over [start, start + duration)."""
         if start < profile_origin(&self.p):
@@ -104,8 +115,9 @@ cdef class Profile:
         return times, free
 
     def check(self):
-        """Assert the block invariants (profile.pxd); for tests.  Returns the block count."""
-        cdef intp_t b, i
+        """Assert the block and group invariants (profile.pxd); for tests.  Returns the
+        block count."""
+        cdef intp_t b, i, g, e
         cdef simtime_t prev = profile_origin(&self.p) - 1
         cdef intp_t total = 0
         cdef pblock_t* blk
@@ -114,11 +126,18 @@ cdef class Profile:
             assert 1 <= blk.n <= PROFILE_BLOCK, (b, blk.n)
             assert self.p.blo[b] == min(blk.free[i] for i in range(blk.n)), b
             assert self.p.bhi[b] == max(blk.free[i] for i in range(blk.n)), b
+            assert self.p.bfirst[b] == blk.time[0], ("bfirst", b)
             for i in range(blk.n):
                 assert blk.time[i] > prev, (b, i)
                 prev = blk.time[i]
             total += blk.n
         assert total == self.p.n
+        for g in range((self.p.nb + PROFILE_GROUP - 1) // PROFILE_GROUP):
+            e = min((g + 1) * PROFILE_GROUP, self.p.nb)
+            assert self.p.glo[g] == min(self.p.blo[b] + self.p.badd[b]
+                                        for b in range(g * PROFILE_GROUP, e)), ("glo", g)
+            assert self.p.ghi[g] == max(self.p.bhi[b] + self.p.badd[b]
+                                        for b in range(g * PROFILE_GROUP, e)), ("ghi", g)
         return self.p.nb
 
     def __len__(self):

@@ -47,6 +47,7 @@ cdef struct sched_t:
     intp_t predict_runs       # predict: completed runs averaged (K, 1..MAX_PREDICT_RUNS)
     bint is_cold_request      # predict: fewer than K completed runs -> the request
     bint is_incremental       # overdue running jobs: Tsafrir's increments (else the request)
+    bint is_predict_at_submit # predict: a waiting job's estimate is fixed after its submit time
     learn_t* learn            # learned estimates: the online model, NULL otherwise
     int bf_order              # BFORDER_* code: order of the backfill candidates behind the head
     mf_t mf                   # multifactor weights and last calculation time
@@ -409,8 +410,10 @@ cdef inline void queue_insert_tail(sched_t* s) noexcept nogil:
 cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
     """Bring estimates, keys and the queue order up to date for the pass at ``now``.
 
-    Predict mode re-evaluates every waiting job's estimate.  Time-dependent orders (and
-    estimate-dependent ones in predict mode) recompute every key and re-sort; multifactor
+    Predict mode re-evaluates every waiting job's estimate (``is_predict_at_submit``: only
+    at passes at its submit time, so it is fixed from the user's runs completed by then,
+    zero-runtime ones ended at that time included).  Time-dependent orders (and
+    estimate-dependent ones whose estimates changed) recompute every key and re-sort; multifactor
     recomputes usage and every priority when floor(now / calc_period) changed, otherwise
     computes the priority of the new arrivals only (prio NaN); static orders give the new
     arrivals their key and insert them.  ``is_full_sort`` sorts the whole queue anyway
@@ -418,12 +421,17 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
     cdef intp_t i, j
     cdef simtime_t p
     cdef bint full = is_full_sort
+    cdef bint is_est_changed = False     # a queue-ordered job's estimate changed
     if s.estimate == ESTIMATE_PREDICT:
         for i in range(s.n_wait):
             j = s.wait[i]
+            if s.is_predict_at_submit and s.submit[j] != s.now:
+                continue
             p = predict_estimate(s, j)
             if p != s.est[j]:
                 s.is_bfo_dirty = True
+                if i < s.n_sorted:
+                    is_est_changed = True
             s.est[j] = p
     if s.order == ORDER_MULTIFACTOR:
         if mf_needs_calc(&s.mf, s.now):
@@ -444,7 +452,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
                     s.key[j] = -s.prio[j]
     else:
         full = full or order_is_time_dependent(s.order) or (
-            s.estimate == ESTIMATE_PREDICT and order_uses_estimate(s.order))
+            is_est_changed and order_uses_estimate(s.order))
         if full:
             for i in range(s.n_wait):
                 j = s.wait[i]
@@ -473,6 +481,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.predict_runs = core.predict_runs
     s.is_cold_request = core.is_cold_request
     s.is_incremental = core.is_incremental
+    s.is_predict_at_submit = core.is_predict_at_submit
     s.bf_order = core.backfill_order
     s.mf.weight_age = core.weight_age
     s.mf.weight_size = core.weight_size

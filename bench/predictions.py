@@ -5,9 +5,11 @@ For each trace of ../shared/traces (or those named), one replay per policy throu
 ``malleo.emulator.replay`` (FCFS + EASY; the trace read once), each timed on its own:
 
 * ``request``: the user's requested time;       ``actual``: the real runtime (oracle);
-* ``predict``: Tsafrir's mean of the last two runs, the request when overdue (EASY+);
-* ``easy++``: the ``easy++`` shortcut (SJF candidate order, predictions, Tsafrir's
-  increments; docs/policies.md);
+* ``predict``: Tsafrir's mean of the last two runs, the request when overdue (EASY+),
+  ``@pass`` re-evaluated at every pass, ``@submit`` made once at submission (predict_at);
+* ``easy++``: the ``easy++`` shortcut (SJF candidate order, predictions made at
+  submission, Tsafrir's increments; docs/policies.md), and ``easy++@pass`` the same with
+  predictions re-evaluated at every pass;
 * ``learned``: the online regression of Gaussier et al. (docs/policies.md).
 
 Prints a markdown table of mean bounded slowdown (threshold 10 s) and mean wait, the
@@ -27,7 +29,8 @@ import time
 
 TRACES = pathlib.Path(os.environ.get("MALLEO_TRACES") or
                       pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces")
-COLUMNS = ("request", "actual", "predict", "easy++", "learned")
+COLUMNS = ("request", "actual", "predict@pass", "predict@submit", "easy++@pass", "easy++",
+           "learned")
 
 
 def policies():
@@ -36,7 +39,9 @@ def policies():
 
     return {name: parse_policy_spec(spec) for name, spec in
             (("request", "fcfs+easy"), ("actual", "fcfs+easy/actual"),
-             ("predict", "fcfs+easy/predict"), ("easy++", "easy++"),
+             ("predict@pass", "fcfs+easy/predict"),
+             ("predict@submit", "fcfs+easy/predict[at=submit]"),
+             ("easy++@pass", "fcfs+easy+sjbf/predict/incremental"), ("easy++", "easy++"),
              ("learned", "fcfs+easy/learned"))}
 
 
@@ -75,7 +80,7 @@ def plot(rows: list[dict], path: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(10, 4))
     x = np.arange(len(rows))
     width = 0.8 / len(COLUMNS)
     for k, name in enumerate(COLUMNS):
@@ -84,8 +89,9 @@ def plot(rows: list[dict], path: str) -> None:
     ax.set_xticks(x, [r["trace"] for r in rows], rotation=15, fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("mean bounded slowdown (tau = 10 s, log)")
-    ax.set_title("FCFS + EASY with each runtime estimate; EASY++ (SJBF + predict + increments)")
-    ax.legend(fontsize=8, ncol=len(COLUMNS))
+    ax.set_title("FCFS + EASY with each runtime estimate; EASY++ (SJBF + predict + increments)",
+                 fontsize=10)
+    ax.legend(fontsize=7, ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

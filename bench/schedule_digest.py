@@ -5,8 +5,8 @@ like ``malleo replay --jobs 0:N``) when ``--jobs N`` is given, run one
 ``malleo._core.simulate`` and print one JSON line with the SHA-256 of the ``start``,
 ``reservation`` and ``backfilled`` arrays (the whole schedule: end = start + runtime), the
 seconds the simulation took (wall, and the process's CPU seconds, which a loaded shared
-machine moves far less) and the jobs/s it gives.  Each (trace, mode) runs in a child
-process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
+machine moves far less) and the jobs/s it gives (per wall and per CPU second).  Each
+(trace, mode) runs in a child process with a timeout.  ``--check FILE`` compares with a file of earlier lines (same
 trace, mode and prefix) and exits 1 on any difference.
 
 A mode is ``none``, ``easy``, ``conservative``, ``slurm``, ``slurm-down`` (bf_rounding
@@ -80,8 +80,9 @@ def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
     n = len(arrays[0])
     return {"trace": pathlib.Path(path).name, "mode": mode, "jobs": n,
             "prefix": n_jobs, "sha256": h.hexdigest(), "seconds": round(seconds, 3),
+            "jobs_per_s": round(n / seconds) if seconds > 0 else None,
             "cpu_seconds": round(cpu, 3),
-            "jobs_per_s": round(n / seconds) if seconds > 0 else None}
+            "jobs_per_cpu_s": round(n / cpu) if cpu > 0 else None}
 
 
 def main() -> int:

@@ -169,6 +169,7 @@ CORRECTIONS = ("request", "incremental")
 SIZE_FAVOR = ("small", "large")
 BF_ROUNDINGS = ("up", "down")
 BACKFILL_ORDERS = ("queue", "sjf")
+PREDICT_ATS = ("pass", "submit")
 JOB_KINDS = ("rigid", "moldable", "malleable")
 SPEEDUP_MODELS = ("linear", "amdahl", "downey")
 RECONFIG_POLICIES = ("none", "dmr", "head-unblock", "efficiency")
@@ -204,6 +205,10 @@ KNOBS: tuple[Knob, ...] = (
          "predict: a user with fewer completed runs than predict_runs gets the mean of "
          "those (the request when none), or the request", choices=PREDICT_COLD,
          option="--predict-cold"),
+    Knob("", "predict_at", "choice", "pass",
+         "predict: when a waiting job's prediction is made: at every pass from the runs "
+         "completed so far, or once, from the runs completed by its submission",
+         choices=PREDICT_ATS, option="--predict-at"),
     Knob("", "correction", "choice", "request",
          "a running job that outlives its estimate: expected end moved to its request, or "
          "Tsafrir's increments (1 min, 5 min, 15 min, ... 100 h) capped at the request",

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from malleo.errors import PolicyError
 
 from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, CORRECTIONS,  # noqa: E402
-                          ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES, PREDICT_COLD,
+                          ESTIMATE_SCALINGS, ESTIMATES, EXPAND_MODES, PREDICT_ATS, PREDICT_COLD,
                           JOB_KINDS, ORDERS, RECONFIG_POINTS, RECONFIG_POLICIES, SIZE_FAVOR,
                           START_SIZES,
                           SPEEDUP_MODELS, MAX_SWF_NUMBER, table_knobs)
@@ -33,6 +33,9 @@ from malleo.knobs import (BACKFILL_ORDERS, BACKFILLS, BF_ROUNDINGS, CORRECTIONS,
 #   Glesser, Reis and Trystram 2015; malleo/_core/learn.pxd).
 # PREDICT_COLD: before a user has predict_runs completed runs, predict averages the runs
 #   there are (fewer; the request when none) or uses the request.
+# PREDICT_ATS: predict re-evaluates a waiting job's prediction at every pass (pass), or
+#   makes it once from the user's runs completed by the job's submission (submit, as
+#   Tsafrir et al. 2007 and the SC 2015 authors' simulator do).
 # CORRECTIONS: a running job that outlives its estimate has its expected end moved to its
 #   request (then to one second from now), or by Tsafrir's increments capped at the request
 #   (docs/scheduling-semantics.md).
@@ -218,6 +221,8 @@ class Policy:
         predict_runs: ``predict``: completed runs of the user averaged (jobs).
         predict_cold: ``predict``: one of :data:`PREDICT_COLD`, what a user with fewer
             completed runs gets.
+        predict_at: ``predict``: one of :data:`PREDICT_ATS`, when a waiting job's
+            prediction is made (every pass, or once at its submission).
         correction: one of :data:`CORRECTIONS`, the expected end of a running job that
             outlived its estimate.
         backfill_order: one of :data:`BACKFILL_ORDERS`: ``queue`` tries the jobs behind
@@ -238,6 +243,7 @@ class Policy:
     bf_rounding: str = "up"         # one of BF_ROUNDINGS
     predict_runs: int = 2           # jobs
     predict_cold: str = "fewer"     # one of PREDICT_COLD
+    predict_at: str = "pass"        # one of PREDICT_ATS
     correction: str = "request"     # one of CORRECTIONS
     backfill_order: str = "queue"   # one of BACKFILL_ORDERS
     multifactor: Multifactor = field(default_factory=Multifactor)
@@ -262,8 +268,10 @@ class Policy:
         return dataclasses.replace(self, **changes)
 
     def describe(self, flexible: Any = None) -> str:
-        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)`` or
-        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates); with an
+        """A short human name, e.g. ``fcfs+easy``, ``sjf+slurm(K=500)``,
+        ``fcfs+easy+sjbf/predict`` (backfill order sjf, predicted estimates) or
+        ``fcfs+easy/predict[runs=3,cold=fewer,at=submit]/incremental`` (predict variants,
+        correction); ``malleo compare --policy`` reads every such name back; with an
         enabled ``flexible`` (:class:`malleo.flexible.FlexibleJobs`) the flexibility and
         its resizing, e.g. ``fcfs+easy[50% malleable dmr/amdahl:0.05/in-place]``,
         or a preset's (``easy++``)."""
@@ -278,8 +286,14 @@ class Policy:
             name += "+sjbf"             # shortest-job backfill first
         if self.estimate != "request":
             name += f"/{self.estimate}"
-        if self.estimate == "predict" and (self.predict_runs, self.predict_cold) != (2, "fewer"):
-            name += f"[runs={self.predict_runs},cold={self.predict_cold}]"
+        if self.estimate == "predict":
+            variant = []
+            if (self.predict_runs, self.predict_cold) != (2, "fewer"):
+                variant += [f"runs={self.predict_runs}", f"cold={self.predict_cold}"]
+            if self.predict_at != "pass":
+                variant.append(f"at={self.predict_at}")
+            if variant:
+                name += f"[{','.join(variant)}]"
         if self.correction != "request":
             name += f"/{self.correction}"
         if flexible is not None and flexible.enabled:
@@ -289,11 +303,12 @@ class Policy:
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Tsafrir, Etsion and Feitelson 2007: EASY with system-generated predictions (the mean
-    # of the user's last two runs), Tsafrir's incremental correction, and the backfill
-    # candidates tried shortest (predicted) job first (SJBF); the queue stays FCFS.
+    # of the user's last two runs, made when the job is submitted), Tsafrir's incremental
+    # correction, and the backfill candidates tried shortest (predicted) job first (SJBF);
+    # the queue stays FCFS.
     "easy++": {"order": "fcfs", "backfill": "easy", "backfill_order": "sjf",
                "estimate": "predict", "predict_runs": 2, "predict_cold": "fewer",
-               "correction": "incremental"},
+               "predict_at": "submit", "correction": "incremental"},
 }
 """Named policy shortcuts: name -> the top-level knobs they set (the others keep theirs)."""
 

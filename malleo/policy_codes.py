@@ -55,6 +55,8 @@ class CorePolicy:
         predict_runs: predict, completed runs averaged (jobs).
         is_cold_request: predict, fewer completed runs than predict_runs: the request.
         is_incremental: overdue running jobs follow Tsafrir's increments.
+        is_predict_at_submit: predict, a waiting job's prediction is made once, from the
+            runs completed by its submission (else re-evaluated at every pass).
         start_size: code (``START_*`` of malleable.pxd) of the flexible jobs' start size.
         efficiency_threshold: preferred size's minimum parallel efficiency, in (0, 1].
         min_gain: seconds a resize must bring a job's expected completion forward by
@@ -94,6 +96,7 @@ class CorePolicy:
     predict_runs: int = 2
     is_cold_request: bool = False
     is_incremental: bool = False
+    is_predict_at_submit: bool = False
     start_size: int = 0
     efficiency_threshold: float = 0.8
     min_gain: int = 0
@@ -146,5 +149,6 @@ def compile_policy(policy: Policy) -> CorePolicy:
         is_slurm_expand=mal.expand_mode == "slurm",
         predict_runs=int(policy.predict_runs), is_cold_request=policy.predict_cold == "request",
         is_incremental=policy.correction == "incremental",
+        is_predict_at_submit=policy.predict_at == "submit",
         start_size=START_SIZE_CODES[mal.start_size],
         efficiency_threshold=float(mal.efficiency_threshold), min_gain=int(mal.min_gain))

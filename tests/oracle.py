@@ -11,7 +11,7 @@ Times are integer seconds, sizes are processors.  Covered: orders ``fcfs``, ``sj
 ``ljf``, ``saf``, ``wfp3``, ``unicep``, ``f1``, ``multifactor`` (docs/policies.md,
 "Multifactor priority"); backfill ``none``, ``easy``, ``conservative``, ``slurm``;
 estimates ``request``, ``actual``, ``predict`` (with its variants ``predict_runs``,
-``predict_cold``) and ``learned``; corrections ``request``, ``incremental``;
+``predict_cold``, ``predict_at``) and ``learned``; corrections ``request``, ``incremental``;
 backfill-candidate orders ``queue`` and ``sjf`` (SJBF).
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ ORACLE_CORRECTIONS = ("request", "incremental")
 # [semantics: Planning estimate] Tsafrir et al.'s increments, in minutes
 TSAFRIR_STEPS_MIN = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000)
 ORACLE_BACKFILL_ORDERS = ("queue", "sjf")
+ORACLE_PREDICT_ATS = ("pass", "submit")
 
 
 def oracle_simulate(
@@ -52,6 +53,7 @@ def oracle_simulate(
     predict_cold: str = "fewer",
     correction: str = "request",
     backfill_order: str = "queue",
+    predict_at: str = "pass",
 ) -> dict[str, list[int]]:
     """Replay one workload under one policy, naively.
 
@@ -76,6 +78,8 @@ def oracle_simulate(
         correction: ``request`` or ``incremental`` (an overdue running job's expected end).
         backfill_order: ``queue`` or ``sjf``: the order in which the jobs behind the head
             (conservative: the jobs without a reservation) are tried.
+        predict_at: ``predict``: ``pass`` (the user's runs completed so far) or ``submit``
+            (the user's runs completed by the job's submit time, ends at that time included).
 
     Returns:
         ``start``, ``end`` (seconds), ``reservation`` (first planned start, seconds, or
@@ -89,6 +93,8 @@ def oracle_simulate(
         raise ValueError(f"oracle: unsupported estimate {est_mode!r}")
     if backfill_order not in ORACLE_BACKFILL_ORDERS:
         raise ValueError(f"oracle: unsupported backfill order {backfill_order!r}")
+    if predict_at not in ORACLE_PREDICT_ATS:
+        raise ValueError(f"oracle: unsupported predict_at {predict_at!r}")
     sim = _Oracle(
         [int(x) for x in submit], [int(x) for x in runtime], [int(x) for x in estimate],
         [int(x) for x in procs], int(total_procs), order, backfill, est_mode,
@@ -100,6 +106,7 @@ def oracle_simulate(
         raise ValueError(f"oracle: unsupported correction {correction!r}")
     sim.predict_runs, sim.predict_cold = int(predict_runs), str(predict_cold)
     sim.correction = correction
+    sim.predict_at = predict_at
     if est_mode == "learned":
         sim.learner = _Learner()
     sim.backfill_order = backfill_order
@@ -141,9 +148,11 @@ class _Oracle:
         self.waiting: list[int] = []       # submitted, not started
         self.running: list[int] = []       # started, not completed
         self.free = total_procs            # processors not held by a running job
-        self.history: dict[int, list[int]] = {}   # user -> completed runtimes, oldest first
+        # user -> (end time, runtime) of each completed job, in completion order
+        self.history: dict[int, list[tuple[int, int]]] = {}
         self.held: dict[int, int] = {}     # conservative: job -> its current reservation
         self.predict_runs, self.predict_cold, self.correction = 2, "fewer", "request"
+        self.predict_at = "pass"
         self.learner = None                # learned: the online model (_Learner)
         self.learned: dict[int, int] = {}  # learned: job -> its prediction at submission
 
@@ -185,7 +194,7 @@ class _Oracle:
                 self.running.remove(j)
                 self.free += self.procs[j]
                 # predict mode: the runtime joins the user's history
-                self.history.setdefault(self.user[j], []).append(self.runtime[j])
+                self.history.setdefault(self.user[j], []).append((t, self.runtime[j]))
                 if self.learner is not None:
                     self.learner.observe(j, self.user[j], self.runtime[j], t)
                 # multifactor: processor-seconds since the last calculation accrue
@@ -205,14 +214,16 @@ class _Oracle:
 
     # [semantics: Planning estimate]
     def est(self, j: int) -> int:
-        """The planning estimate of job j now (predict: from the user's history now)."""
+        """The planning estimate of job j now (predict: from the user's history now, or,
+        predict_at ``submit``, from the runs that had ended by the job's submit time)."""
         if self.est_mode == "request":
             return self.request[j]
         if self.est_mode == "actual":
             return self.runtime[j]
         if self.est_mode == "learned":
             return self.learned[j]
-        past = self.history.get(self.user[j], [])
+        past = [runtime for end, runtime in self.history.get(self.user[j], [])
+                if self.predict_at == "pass" or end <= self.submit[j]]
         window = past[-self.predict_runs:]
         if not window or (len(window) < self.predict_runs and self.predict_cold == "request"):
             guess = self.request[j]

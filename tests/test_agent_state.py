@@ -154,3 +154,23 @@ def test_predict_mode_uses_history_for_running_jobs():
     inputs = plan_inputs(snap, estimate="predict", history={0: (30, 10, 2)})
     assert inputs.running["est"].tolist() == [20, 20, 20, 20]
     assert inputs.running["request"].tolist()[0] == 600
+
+
+def test_running_estimates_with_predict_at_submit_are_the_predictions_at_submission():
+    """Jobs 1, 2 (submitted at T) and 6, 7 (at T + 3), all of user 0: with predict_at
+    submit each starts from the runs ended by its own submit time, not from the history now."""
+    from malleo._core import PlanState
+
+    t = 1796009531
+    state = PlanState()
+    state.record_completion(0, 1, t - 100, t - 60)        # 40 s, ended before T
+    state.record_completion(0, 1, t - 10, t + 2)          # 12 s, ended between T and T + 3
+    state.record_completion(0, 1, t + 3, t + 4)           # 1 s, ended after T + 3
+    snap = snapshot("22.05")
+    kw = dict(estimate="predict", history=state.history, recent=state.recent)
+    at_submit = plan_inputs(snap, predict_at="submit", plan_state=state, **kw)
+    at_pass = plan_inputs(snap, **kw)
+    assert at_submit.running_ids.tolist() == [1, 2, 6, 7]
+    # T: 40 s alone (fewer runs: their mean), capped at job 2's 60 s limit; T + 3: 40, 12
+    assert at_submit.running["est"].tolist() == [40, 40, 26, 26]
+    assert at_pass.running["est"].tolist() == [6, 6, 6, 6]          # (12 + 1) // 2

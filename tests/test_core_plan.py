@@ -121,6 +121,16 @@ POLICIES = [
     for backfill in ("easy", "conservative", "slurm")
 ]
 POLICIES += [
+    # predictions fixed at submission (predict_at submit), EASY++ among them
+    Policy(order=order, backfill=backfill, estimate="predict", predict_at="submit",
+           backfill_order=bf_order, correction=correction, bf_max_job_test=3,
+           bf_window=900, bf_resolution=30, multifactor=MF)
+    for order, bf_order, correction in [("fcfs", "sjf", "incremental"),
+                                        ("sjf", "queue", "request"),
+                                        ("multifactor", "queue", "incremental")]
+    for backfill in ("easy", "conservative", "slurm")
+]
+POLICIES += [
     # SJBF (backfill_order sjf): the candidates behind the head shortest first
     Policy(order=order, backfill=backfill, estimate=estimate, bf_max_job_test=3,
            bf_window=900, bf_resolution=30, multifactor=MF, backfill_order="sjf")

@@ -200,3 +200,47 @@ def test_hints_never_change_an_answer(case, jobs):
         prof.note(procs, duration, plain)
         prof.reserve(plain, plain + duration, procs)
     prof.check()
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_groups_of_blocks_match_brute_force(seed):
+    """Thousands of breakpoints (hundreds of blocks, dozens of groups of PROFILE_GROUP
+    blocks): after every change the group summaries (glo, ghi) are exact (check()), and
+    the searches that skip whole groups give the per-second array's answers."""
+    rng = np.random.default_rng(seed)
+    total, horizon = 256, 40_000
+    free = np.full(horizon + 5_000, total, dtype=np.int64)
+    prof = Profile(0, total)
+    taken = []
+    for k in range(6_000):
+        begin = int(rng.integers(0, horizon - 2_000))
+        length = int(rng.integers(1, 600))
+        need = int(rng.integers(1, 24))
+        if (free[begin:begin + length] >= need).all():
+            prof.reserve(begin, begin + length, need)
+            free[begin:begin + length] -= need
+            taken.append((begin, length, need))
+        if k % 500 == 0:
+            prof.check()
+    assert prof.check() > 8 * 12      # more than 12 groups of 8 blocks
+    for k in range(0, len(taken), 3):     # a third given back: stale breakpoints dropped
+        begin, length, need = taken[k]
+        before = len(prof)
+        prof.give_back(begin, begin + length, need)
+        free[begin:begin + length] += need
+        assert len(prof) <= before
+        if k % 300 == 0:
+            prof.check()
+    prof.check()
+    times, counts = prof.breakpoints()
+    assert (counts == free[times]).all()
+    assert len(prof) < 1.8 * len(taken)   # about 4/3 with the merges, 2 without
+    for _ in range(100):
+        start = int(rng.integers(0, horizon))
+        duration = int(rng.integers(0, 3_000))
+        procs = int(rng.integers(1, total + 1))
+        resolution = int(rng.choice([1, 1, 60]))
+        got = prof.earliest(start, duration, procs, resolution)
+        assert got == brute_earliest(free, start, duration, procs, resolution)
+        window = free[start:start + duration] if duration > 0 else free[start:start + 1]
+        assert prof.fits(start, duration, procs) == bool((window >= procs).all())

@@ -48,7 +48,7 @@ def test_policy_to_dict_names_every_key():
     data = policy_to_dict(Policy())
     assert set(data) == {"order", "backfill", "estimate", "bf_max_job_test", "bf_window",
                          "bf_resolution", "bf_rounding", "backfill_order", "predict_runs",
-                         "predict_cold", "correction", "multifactor"}
+                         "predict_cold", "predict_at", "correction", "multifactor"}
     assert data["multifactor"]["queue_factors"] == {}
 
 

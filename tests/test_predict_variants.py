@@ -183,8 +183,8 @@ def test_easy_plus_plus_preset_everywhere(malleo_cli):
     from malleo.policy import preset
 
     p = preset("easy++")
-    assert (p.order, p.backfill, p.backfill_order, p.estimate, p.correction) == (
-        "fcfs", "easy", "sjf", "predict", "incremental")
+    assert (p.order, p.backfill, p.backfill_order, p.estimate, p.predict_at, p.correction) == (
+        "fcfs", "easy", "sjf", "predict", "submit", "incremental")
     assert p.describe() == "easy++" and parse_policy_spec("easy++") == p
     assert p.replace(correction="request").describe() != "easy++"
     with pytest.raises(PolicyError, match="preset"):
@@ -194,7 +194,8 @@ def test_easy_plus_plus_preset_everywhere(malleo_cli):
     trace = trace_paths()[0]
     a = malleo_cli("replay", trace, "--jobs", "0:300", "--preset", "easy++", "--json", "--quiet")
     b = malleo_cli("replay", trace, "--jobs", "0:300", "--backfill-order", "sjf",
-                   "--estimate", "predict", "--correction", "incremental", "--json", "--quiet")
+                   "--estimate", "predict", "--predict-at", "submit", "--correction",
+                   "incremental", "--json", "--quiet")
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     ja, jb = json.loads(a.output), json.loads(b.output)
     assert ja["bsld_mean"] == jb["bsld_mean"] and ja["wait_mean"] == jb["wait_mean"]

@@ -21,6 +21,9 @@ from malleo.policy import PRESETS, Policy, preset
 POLICY_KEYS = tuple(name for name, k in table_knobs("").items() if k.option)
 """Policy attributes settable by an option of the same name (``--bf-window`` etc.)."""
 
+TOP_SPEC_KEYS = tuple(name for name, k in table_knobs("").items() if k.type in ("choice", "int"))
+"""Top-level knobs a ``compare --policy`` column may set with ``;KEY=VALUE``."""
+
 
 class KnobParam(click.ParamType):
     """A knob's value from the command line, checked by the knob's own rule (exit 2 with
@@ -81,8 +84,8 @@ def policy_options(func: Callable) -> Callable:
                           "override its keys."),
         click.option("--preset", "preset", type=click.Choice(sorted(PRESETS)), default=None,
                      help="A named policy shortcut applied over --config (easy++: EASY, "
-                          "SJF backfill-candidate order, predictions, Tsafrir's "
-                          "increments); the options below override it."),
+                          "SJF backfill-candidate order, predictions made at submission, "
+                          "Tsafrir's increments); the options below override it."),
         *(knob_option(k) for k in table_knobs("").values() if k.option),
     ]
     for option in reversed(options):
@@ -178,15 +181,33 @@ def read_options(lenient: bool, procs_from: str, overrun: str) -> dict[str, Any]
 
 
 _SPEC = re.compile(r"(?P<order>[a-z0-9]+)\+(?P<backfill>[a-z]+)(?:\(k=(?P<k>\d+)\))?"
-                   r"(?:/(?P<estimate>[a-z]+))?")
+                   r"(?P<sjbf>\+sjbf)?"
+                   r"(?:/(?P<estimate>[a-z]+)(?:\[(?P<variant>[^\]]*)\])?)?"
+                   r"(?:/(?P<correction>[a-z]+))?")
+
+_VARIANT_KEYS = {"runs": "predict_runs", "cold": "predict_cold", "at": "predict_at"}
+"""The keys of the ``[...]`` after ``/predict`` in a policy name -> their knob."""
+
+
+def _spec_value(spec: str, name: str, text: str) -> Any:
+    """A top-level knob's value written in a policy name or a ;KEY=VALUE pair, checked."""
+    k = knob(name)
+    try:
+        value: Any = int(text, 10) if k.type == "int" else text
+    except ValueError:
+        raise MalleoError(f"{spec!r}: {name}={text!r} is not a {k.toml_type}") from None
+    try:
+        return k.check(value, f"{spec!r}: {name}")
+    except PolicyError as exc:
+        raise MalleoError(str(exc)) from None
 
 
 def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
-    """``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` or a preset name (``easy++``; what
-    :meth:`Policy.describe` prints for them) -> Policy.
+    """``ORDER+BACKFILL[(K=N)][+sjbf][/ESTIMATE[[runs=N,cold=C,at=A]]][/CORRECTION]`` or
+    a preset name (``easy++``): what :meth:`Policy.describe` prints for a rigid policy.
 
     Examples: ``fcfs+easy``, ``sjf+conservative``, ``fcfs+slurm(K=50)``, ``wfp3+easy/predict``,
-    ``easy++``.
+    ``fcfs+easy+sjbf/predict[runs=3,cold=request,at=submit]/incremental``, ``easy++``.
 
     Raises:
         PolicyError / MalleoError: not of that form or an unknown name.
@@ -195,7 +216,7 @@ def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
         return preset(spec.strip().lower(), base)
     match = _SPEC.fullmatch(spec.strip().lower())
     if not match:
-        raise MalleoError(f"expected ORDER+BACKFILL[(K=N)][/ESTIMATE] or "
+        raise MalleoError(f"expected ORDER+BACKFILL[(K=N)][+sjbf][/ESTIMATE][/CORRECTION] or "
                           f"{' | '.join(PRESETS)}, e.g. fcfs+easy, got {spec!r}")
     changes: dict[str, Any] = {"order": match["order"], "backfill": match["backfill"]}
     if match["k"]:
@@ -206,8 +227,26 @@ def parse_policy_spec(spec: str, base: Policy | None = None) -> Policy:
                 int(match["k"]), f"{spec}: K (bf_max_job_test)")
         except PolicyError as exc:
             raise MalleoError(str(exc)) from None
-    if match["estimate"]:
-        changes["estimate"] = match["estimate"]
+    if match["sjbf"]:
+        changes["backfill_order"] = "sjf"
+    estimate, correction = match["estimate"], match["correction"]
+    if (estimate and not correction and match["variant"] is None
+            and estimate in knob("correction").choices
+            and estimate not in knob("estimate").choices):
+        estimate, correction = None, estimate      # fcfs+easy/incremental: request estimate
+    if estimate:
+        changes["estimate"] = estimate
+    if match["variant"] is not None:
+        if estimate != "predict":
+            raise MalleoError(f"{spec!r}: [runs=N,cold=C,at=A] applies to /predict only")
+        for pair in filter(None, (p.strip() for p in match["variant"].split(","))):
+            key, sep, text = (p.strip() for p in pair.partition("="))
+            if not sep or key not in _VARIANT_KEYS:
+                raise MalleoError(f"{spec!r}: expected {', '.join(_VARIANT_KEYS)}=VALUE in "
+                                  f"[...], got {pair!r}")
+            changes[_VARIANT_KEYS[key]] = _spec_value(spec, _VARIANT_KEYS[key], text)
+    if correction:
+        changes["correction"] = _spec_value(spec, "correction", correction)
     return (base or Policy()).replace(**changes)
 
 
@@ -330,14 +369,18 @@ def power_from_options(**values: Any):
 
 
 def parse_column_spec(spec: str) -> tuple[Policy, dict[str, Any], dict[str, Any]]:
-    """A ``malleo compare --policy`` column: ``ORDER+BACKFILL[(K=N)][/ESTIMATE]`` followed
-    by ``;KEY=VALUE`` pairs, each KEY a knob of ``[malleability]`` or ``[flexible]``
-    (``fraction``, ``policy``, ``speedup``, ``reconfig_fixed``, ...; dotted
-    ``malleability.policy`` also), e.g. ``fcfs+easy;fraction=0.5;policy=head-unblock``.
-    An ``int list`` value is comma-separated (``users=3,7``), a boolean true/false.
+    """A ``malleo compare --policy`` column: a policy name (:func:`parse_policy_spec`)
+    followed by ``;KEY=VALUE`` pairs, each KEY a top-level policy knob with a choice or
+    integer value (``predict_runs``, ``predict_at``, ``correction``, ``backfill_order``,
+    ``bf_window``, ...) or a knob of ``[malleability]`` or ``[flexible]`` (``fraction``,
+    ``policy``, ``speedup``, ``reconfig_fixed``, ...; dotted ``malleability.policy``
+    also), e.g. ``fcfs+easy/predict;predict_at=submit`` or
+    ``fcfs+easy;fraction=0.5;policy=head-unblock``.  An ``int list`` value is
+    comma-separated (``users=3,7``), a boolean true/false.
 
     Returns:
-        (policy without the pairs, [malleability] changes, [flexible] changes).
+        (policy with the top-level pairs applied, [malleability] changes, [flexible]
+        changes).
 
     Raises:
         MalleoError: a malformed pair, an unknown key or a bad value (naming it).
@@ -345,17 +388,21 @@ def parse_column_spec(spec: str) -> tuple[Policy, dict[str, Any], dict[str, Any]
     head, *pairs = [part.strip() for part in spec.split(";")]
     policy = parse_policy_spec(head)
     tables: dict[str, dict[str, Any]] = {"malleability": {}, "flexible": {}}
+    top: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = (p.strip() for p in pair.partition("="))
         if not sep or not key:
             raise MalleoError(f"{spec!r}: expected KEY=VALUE after ';', got {pair!r}")
+        if key in TOP_SPEC_KEYS:
+            top[key] = _spec_value(spec, key, text)
+            continue
         table, _, name = key.rpartition(".")
         found = [t for t in ((table,) if table else ("malleability", "flexible"))
                  if name in table_knobs(t) and t in tables]
         if not found:
-            allowed = [*table_knobs("malleability"), *table_knobs("flexible")]
-            raise MalleoError(f"{spec!r}: unknown key {key!r} (a [malleability] or "
-                              f"[flexible] knob: {', '.join(allowed)})")
+            allowed = [*TOP_SPEC_KEYS, *table_knobs("malleability"), *table_knobs("flexible")]
+            raise MalleoError(f"{spec!r}: unknown key {key!r} (a top-level, [malleability] "
+                              f"or [flexible] knob: {', '.join(allowed)})")
         k = table_knobs(found[0])[name]
         try:
             if k.type == "int":
@@ -376,6 +423,11 @@ def parse_column_spec(spec: str) -> tuple[Policy, dict[str, Any], dict[str, Any]
             tables[found[0]][name] = k.check(value, f"{spec!r}: {k.key}")
         except PolicyError as exc:
             raise MalleoError(str(exc)) from None
+    if top:
+        try:
+            policy = policy.replace(**top)
+        except PolicyError as exc:
+            raise MalleoError(f"{spec!r}: {exc}") from None
     return policy, tables["malleability"], tables["flexible"]
 
 

@@ -198,6 +198,7 @@ class LivePlanner:
                              estimate=policy.estimate, history=state.history,
                              predict_runs=policy.predict_runs,
                              predict_cold=policy.predict_cold, recent=state.recent,
+                             predict_at=policy.predict_at, plan_state=state,
                              previous_reservation=reservation, previous_priority=priority)
         if (unit or self.unit) == "nodes" and policy.malleability.moldable_start:
             inputs = _moldable(inputs, snapshot)

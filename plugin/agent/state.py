@@ -24,6 +24,7 @@ reports, else a CRC-32 of the name), so a restarted agent keys users the same wa
 from __future__ import annotations
 
 import time
+from typing import Any
 import zlib
 from dataclasses import dataclass, field
 
@@ -208,7 +209,8 @@ def out_of_range(job: Job) -> str | None:
 def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | None = None,
                 estimate: str = "request", history: dict | None = None,
                 predict_runs: int = 2, predict_cold: str = "fewer",
-                recent: dict | None = None,
+                recent: dict | None = None, predict_at: str = "pass",
+                plan_state: Any = None,
                 previous_reservation: dict[int, int] | None = None,
                 previous_priority: dict[int, float] | None = None) -> PlanInputs:
     """Convert a snapshot into ``plan``'s inputs.
@@ -223,6 +225,10 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
         history: user -> (last runtime, the one before, count), as in ``PlanState.history``.
         predict_runs, predict_cold: the policy's predict variant (docs/policies.md).
         recent: user -> last runtimes newest first, as in ``PlanState.recent``.
+        predict_at, plan_state: with ``predict_at = "submit"`` and a ``PlanState``, a
+            running job's planning estimate is its prediction at submission
+            (``plan_state.predict`` from the runs ended by its submit time), as the replay
+            fixed it; otherwise the prediction from the history now.
         previous_reservation: job id -> planned start from the previous pass (conservative
             backfill keeps it); missing ids get -1.
         previous_priority: job id -> multifactor priority from the previous pass; missing
@@ -308,8 +314,12 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
             size = job.num_cpus * len(on_usable) // max(len(job.node_list), 1) or 1
         request = _limit(job, max_time)
         user = user_key(job)
-        est = (predicted_estimate(history, user, request, predict_runs, predict_cold, recent)
-               if estimate == "predict" else request)
+        if estimate != "predict":
+            est = request
+        elif predict_at == "submit" and plan_state is not None:
+            est = plan_state.predict(user, request, job.submit_time, predict_runs, predict_cold)
+        else:
+            est = predicted_estimate(history, user, request, predict_runs, predict_cold, recent)
         r_ids.append(job.job_id)
         r_procs.append(size)
         r_start.append(min(int(job.start_time or now), now))
