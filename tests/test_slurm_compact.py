@@ -268,3 +268,26 @@ def test_plan_inputs_on_columns_equal_the_job_path_with_unusable_nodes():
         slow = Snapshot(1796160000.0, tuple(ntable), tuple(table), fast.partitions, "batch")
         for unit in ("nodes", "cpus"):
             _inputs_equal(plan_inputs(fast, unit=unit), plan_inputs(slow, unit=unit))
+
+
+def test_plan_inputs_on_columns_equal_the_job_path_with_predictions():
+    """estimate = "predict", at the pass and at submission (predict_at): the running jobs'
+    estimates from the column path equal the Job path's."""
+    from malleo._core import PlanState
+    from malleo.plugin.agent.state import Snapshot, plan_inputs
+
+    state = PlanState()
+    for start, end in ((1796140000, 1796140100), (1796150000, 1796150030)):
+        state.record_completion(1000, 2, start, end)
+    jobs = (line(JobID="1", SubmitTime="1796145000") + line(JobID="2", NodeList="n[3-4]")
+            + line(JobID="3", State="PENDING", NodeList="", NumNodes="1", Reason="Priority"))
+    nodes = "".join(f"n{i}|batch|idle|4|0/4/0/4|\n" for i in range(1, 7))
+    table, ntable = columns.parse_squeue(jobs), columns.parse_sinfo(nodes)
+    fast = Snapshot(1796160000.0, ntable, table, {"batch": None}, "batch")
+    slow = Snapshot(1796160000.0, tuple(ntable), tuple(table), fast.partitions, "batch")
+    for at in ("pass", "submit"):
+        kw = dict(estimate="predict", history=state.history, recent=state.recent,
+                  predict_at=at, plan_state=state)
+        a, b = plan_inputs(fast, **kw), plan_inputs(slow, **kw)
+        _inputs_equal(a, b)
+        assert a.running["est"].tolist() != a.running["request"].tolist()

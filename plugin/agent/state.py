@@ -268,7 +268,7 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
     if isinstance(snapshot.jobs, JobTable):
         return _table_inputs(snapshot, snapshot.jobs, unit, part, max_time, usable, total,
                              estimate, history, predict_runs, predict_cold, recent,
-                             prev_resv, prev_prio)
+                             prev_resv, prev_prio, predict_at, plan_state)
 
     running, pending, finished = [], [], []
     skipped: dict[int, str] = {}
@@ -380,7 +380,8 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
 def _table_inputs(snapshot: Snapshot, table: JobTable, unit: str, part: str,
                   max_time: int | None, usable: dict, total: int, estimate: str,
                   history: dict, predict_runs: int, predict_cold: str, recent: dict | None,
-                  prev_resv: dict, prev_prio: dict) -> PlanInputs:
+                  prev_resv: dict, prev_prio: dict, predict_at: str = "pass",
+                  plan_state: Any = None) -> PlanInputs:
     """:func:`plan_inputs` on the compact read's columns: the same rules, row for row, as
     the loop over Job records above, vectorised with numpy (issue 16: no Python object per
     pending job; running jobs, a few thousand, are walked for their node lists)."""
@@ -434,7 +435,12 @@ def _table_inputs(snapshot: Snapshot, table: JobTable, unit: str, part: str,
     no_limit = values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
     r_req = _requests(table.time_limit[r_rows], no_limit)
     r_user = table.user_id[r_rows]
-    if estimate == "predict":
+    if estimate == "predict" and predict_at == "submit" and plan_state is not None:
+        r_est = np.array([plan_state.predict(u, q, t, predict_runs, predict_cold)
+                          for u, q, t in zip(r_user.tolist(), r_req.tolist(),
+                                             table.submit_time[r_rows].tolist())],
+                         dtype=np.int64)
+    elif estimate == "predict":
         r_est = np.array([predicted_estimate(history, u, q, predict_runs, predict_cold, recent)
                           for u, q in zip(r_user.tolist(), r_req.tolist())], dtype=np.int64)
     else:
