@@ -2,14 +2,21 @@
 #
 #   make test      Python test deps, (as root) Debian's Slurm/munge/Open MPI (and slurmdbd
 #                  with MariaDB, for the malleable-job tests) when missing,
-#                  a debug build of the Cython core (MALLEO_CYTHON_DEBUG=1), a real Slurm on
-#                  localhost (slurm-docker/local-slurm.sh), the whole suite, Slurm torn down.
-#                  Then the same slurm- and mpi-marked tests on Debian 13 / Slurm 24.11 in a
-#                  debootstrap chroot with the Docker image's packages (make test-trixie;
-#                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI), then
-#                  Slurm 25.11 with both backends and Debian forky / Slurm 26.05 (below;
-#                  MALLEO_SKIP_SLURM_2511=1, MALLEO_SKIP_FORKY=1 skip them, never in CI). The
-#                  twin's 5-minute live measurement runs beside each version's suite.
+#                  a debug build of the Cython core (MALLEO_CYTHON_DEBUG=1), then two lanes
+#                  side by side (tests/lanes.sh; docs/testing.md, "make test's time"):
+#                  the live lane runs one Slurm version at a time: the integration tests on
+#                  localhost's Slurm 22.05 (make test-host-integration: a real Slurm from
+#                  slurm-docker/local-slurm.sh, torn down after), Debian 13 / Slurm 24.11 in
+#                  a debootstrap chroot with the Docker image's packages (make test-trixie;
+#                  MALLEO_SKIP_TRIXIE=1 skips it on a developer's machine, never in CI), Debian
+#                  forky / Slurm 26.05, Slurm 25.11 with both backends (below;
+#                  MALLEO_SKIP_SLURM_2511=1, MALLEO_SKIP_FORKY=1 skip them, never in CI), then
+#                  the container cluster; the twin's 5-minute live measurement runs beside
+#                  each version's suite. The CPU lane (make test-cpu-lane, niced) runs the unit
+#                  tests, then Debian 12's python3, in the background meanwhile.
+#   make test-host-integration  the live lane's first part alone (no set-up; make
+#                  test-integration does the set-up and runs the twin inside the suite)
+#   make test-cpu-lane / test-live-lane  one lane of make test alone (no set-up)
 #   make test-trixie  only that chroot suite (slurm-docker/chroot.sh; docs/docker.md)
 #   make test-containers  the slurm-docker images built with podman on that chroot's root
 #                  filesystem (no registry), compose.yaml's cluster started, a workload, the
@@ -56,14 +63,32 @@ FORKY_PYTEST_ARGS ?=
 .PHONY: test test-trixie deps system-deps build build-debug bench annotate clean
 .PHONY: venv test-debian-python test-python system-deps-python
 
+# Two lanes side by side (tests/lanes.sh; docs/testing.md, "make test's time"): the CPU lane
+# (the unit tests, then Debian 12's python3; niced, like the background builds, so that the
+# live tests keep their CPU) beside the live lane (each Slurm version's suite alone, one after
+# another, then the container cluster).
 test: system-deps deps build-debug
 	PYTHON=$(PYTHON) bash slurm-docker/prebuild-versions.sh
-	MALLEO_TWIN_BESIDE=1 PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh $(PYTEST_ARGS)
-	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
-	$(MAKE) test-slurm-25.11
-	$(MAKE) test-forky
-	$(MAKE) test-containers
+	bash tests/lanes.sh cpu "nice -n 10 $(MAKE) --no-print-directory test-cpu-lane" \
+	    $(MAKE) --no-print-directory test-live-lane
+
+# make test's lanes, without its set-up (system-deps deps build-debug: run them first).
+.PHONY: test-cpu-lane test-live-lane test-host-integration
+test-cpu-lane:
+	PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m unit -p no:cacheprovider $(PYTEST_ARGS)
 	bash tests/debian-python.sh
+
+# 26.05 before 25.11: on a cold run Slurm 25.11 and pyslurm (about 20 min of compiling,
+# started in the background by prebuild-versions.sh) get the forky suite's time to finish.
+test-live-lane: test-host-integration
+	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
+	$(MAKE) test-forky
+	$(MAKE) test-slurm-25.11
+	$(MAKE) test-containers
+
+# Slurm 22.05 (Debian 12, the host): the integration tests with the twin beside them.
+test-host-integration:
+	MALLEO_TWIN_BESIDE=1 PYTHON=$(PYTHON) PATH=$(VENV)/bin:$$PATH bash tests/run-suite.sh -m integration $(PYTEST_ARGS)
 
 test-trixie:
 	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)

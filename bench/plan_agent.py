@@ -14,13 +14,21 @@ jobs holding 60 % of the nodes), built as the backend's own model objects, then 
 * ``convert``: ``plan_inputs`` (Snapshot -> plan's tables);
 * ``plan``: ``malleo._core.plan`` with the policy (FCFS+EASY by default);
 * ``priorities``: ``wanted_order`` + ``assign_priorities``, first pass (every job written)
-  and steady state (the previous pass's values already in Slurm).
+  and steady state (the previous pass's values already in Slurm);
+* ``compact_*``: the agent's default read (``plugin/backends/columns.py``): the same jobs and
+  nodes as ``squeue``/``sinfo --Format`` text (about 75 bytes a job), parsed into columns,
+  converted by ``plan_inputs`` on those columns (checked equal to the Job path's tables) and
+  planned; ``compact_cycle_parse_convert_plan_s`` is the cycle without the Slurm processes;
+* ``--live``: one run of each of the cycle's Slurm commands (compact squeue, squeue --json,
+  compact sinfo, the fingerprint squeue, scontrol) against the cluster ``SLURM_CONF`` names,
+  with the parse of the real output: the process time the synthetic parts leave out.
 
 The stated target (issue 16): parse + convert + plan under 100 ms at 10,000 pending jobs on
 10,000 nodes, conservative included (``cycle_parse_convert_plan_s``).
 
     python bench/plan_agent.py [--pending 10000] [--nodes 10000] [--running 2000]
                                [--policy fcfs+easy] [--repeat 5] [--schema 22.05|24.11|25.11|26.05]
+                               [--live [--slurm-conf FILE]]
 """
 from __future__ import annotations
 
@@ -157,6 +165,79 @@ def sinfo_document(snapshot, schema: str = "22.05") -> bytes:
                          ("nodes" if legacy else "sinfo"): recs})
 
 
+def squeue_text(snapshot) -> bytes:
+    """The snapshot's jobs as the compact read's squeue output
+    (``columns.squeue_argv()`` with ``SLURM_TIME_FORMAT=%s``): the fields in
+    ``columns.SQUEUE_FIELDS`` order, each followed by ``|``, as squeue 22.05-26.05 prints them."""
+    from malleo.plugin.backends import hostlist
+
+    def limit(seconds):
+        if seconds is None:
+            return "UNLIMITED"
+        minutes = seconds // 60
+        d, rem = divmod(minutes, 1440)
+        h, m = divmod(rem, 60)
+        return f"{d}-{h:02d}:{m:02d}:00" if d else f"{h}:{m:02d}:00" if h else f"{m}:00"
+
+    out = []
+    for j in snapshot.jobs:
+        nodes = hostlist.compress(list(j.node_list)) if j.node_list else ""
+        start = j.start_time if j.start_time is not None else j.expected_start
+        out.append(f"{j.job_id}|{j.user_id}|{j.user}|{j.partition}|{j.state}|{j.priority}|"
+                   f"{j.submit_time}|{start or 'N/A'}|{j.end_time or 'N/A'}|"
+                   f"{limit(j.time_limit)}|{j.num_nodes}|{j.max_nodes or j.num_nodes}|"
+                   f"{j.num_cpus}|{nodes}|{j.reason or 'None'}|\n")
+    return "".join(out).encode()
+
+
+def sinfo_text(snapshot) -> bytes:
+    """The snapshot's nodes as the compact read's ``sinfo --Node --Format`` output."""
+    return "".join(f"{n.name}|{','.join(n.partitions)}|{n.state.lower()}|{n.cpus}|"
+                   f"{n.alloc_cpus}/{n.cpus - n.alloc_cpus}/0/{n.cpus}|\n"
+                   for n in snapshot.nodes).encode()
+
+
+def live_reads(conf: str | None) -> dict:
+    """One run each of the cycle's Slurm commands against the running cluster (``SLURM_CONF``
+    or ``conf``): wall seconds of the process and of the parse, bytes, jobs listed."""
+    import os
+    import subprocess
+
+    from malleo.plugin.backends import columns, parse_json
+
+    env = dict(os.environ, **columns.TIME_ENV)
+    if conf:
+        env["SLURM_CONF"] = conf
+
+    def run(argv):
+        t0 = time.perf_counter()
+        out = subprocess.run(argv, capture_output=True, env=env, check=True).stdout
+        return time.perf_counter() - t0, out
+
+    compact_s, text = run(columns.squeue_argv())
+    t0 = time.perf_counter()
+    table = columns.parse_squeue(text)
+    parse_s = time.perf_counter() - t0
+    json_s, doc = run(["squeue", "--json", "--states=all"])
+    t0 = time.perf_counter()
+    jobs = parse_json.jobs_from_squeue(doc)
+    json_parse_s = time.perf_counter() - t0
+    nodes_s, nodes_text = run(columns.sinfo_argv())
+    fp_s, _ = run(columns.fingerprint_argv())
+    part_s, _ = run(["scontrol", "show", "partition", "-o"])
+    ping_s, _ = run(["scontrol", "ping"])
+    return {"live_jobs": len(table), "live_jobs_json": len(jobs),
+            "live_squeue_compact_process_s": round(compact_s, 4),
+            "live_squeue_compact_bytes": len(text),
+            "live_parse_squeue_compact_s": round(parse_s, 4),
+            "live_squeue_json_process_s": round(json_s, 4), "live_squeue_json_bytes": len(doc),
+            "live_parse_squeue_json_s": round(json_parse_s, 4),
+            "live_sinfo_compact_process_s": round(nodes_s, 4),
+            "live_sinfo_nodes": len(columns.parse_sinfo(nodes_text).name),
+            "live_fingerprint_process_s": round(fp_s, 4),
+            "live_scontrol_partition_s": round(part_s, 4), "live_scontrol_ping_s": round(ping_s, 4)}
+
+
 def timed(fn, repeat: int):
     times, value = [], None
     for _ in range(repeat):
@@ -175,6 +256,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--schema", choices=("22.05", "24.11", "25.11", "26.05"), default="22.05",
                     help="the Slurm version whose squeue --json records are copied")
+    ap.add_argument("--live", action="store_true",
+                    help="also time the cycle's Slurm commands once against the running "
+                         "cluster (SLURM_CONF); submit the queue first (docs/core.md)")
+    ap.add_argument("--slurm-conf", default=None, help="slurm.conf for --live")
     args = ap.parse_args()
 
     from malleo._core import plan
@@ -205,6 +290,24 @@ def main() -> int:
     first_s, _, writes = timed(lambda: assign_priorities(order, current), args.repeat)
     settled = {**current, **writes}
     steady_s, _, steady = timed(lambda: assign_priorities(order, settled), args.repeat)
+    # The compact read (columns.py): text -> columns -> plan_inputs, no Job per row.
+    from malleo.plugin.agent.state import Snapshot
+    from malleo.plugin.backends import columns
+
+    qtext, ntext = squeue_text(snap), sinfo_text(snap)
+    cparse_s, _, table = timed(lambda: columns.parse_squeue(qtext), args.repeat)
+    nparse_s, _, ntable = timed(lambda: columns.parse_sinfo(ntext), args.repeat)
+    csnap = Snapshot(snap.read_time, ntable, table, snap.partitions, snap.default_partition)
+    cconv_s, _, cinputs = timed(lambda: plan_inputs(csnap), args.repeat)
+    for key in ("procs", "start", "est", "request", "user"):
+        assert np.array_equal(cinputs.running[key], inputs.running[key]), key
+    for key in ("submit", "procs", "request", "user", "reservation"):
+        assert np.array_equal(cinputs.pending[key], inputs.pending[key]), key
+    assert np.array_equal(cinputs.pending_ids, inputs.pending_ids) and cinputs.now == inputs.now
+    cplan_s, _, _ = timed(
+        lambda: plan(cinputs.now, cinputs.total, cinputs.running, cinputs.pending, policy),
+        args.repeat)
+    fp_s, _, _ = timed(table.fingerprint, args.repeat)
     figures = {
         "pending": len(inputs.pending_ids), "running": len(inputs.running_ids),
         "nodes": inputs.total, "busy_nodes": inputs.busy, "policy": policy.describe(),
@@ -221,10 +324,18 @@ def main() -> int:
         "cycle_with_nodes_s": round(nodes_s + parse_s + conv_s + plan_s, 4),
         "priorities_first_pass_s": round(first_s, 4), "first_pass_writes": len(writes),
         "priorities_steady_s": round(steady_s, 4), "steady_writes": len(steady),
+        "compact_squeue_bytes": len(qtext), "compact_sinfo_bytes": len(ntext),
+        "compact_parse_squeue_s": round(cparse_s, 4),
+        "compact_parse_sinfo_s": round(nparse_s, 4),
+        "compact_convert_s": round(cconv_s, 4), "compact_plan_s": round(cplan_s, 4),
+        "compact_fingerprint_s": round(fp_s, 4),
+        "compact_cycle_parse_convert_plan_s": round(cparse_s + nparse_s + cconv_s + cplan_s, 4),
         "schema": args.schema,
         "target": "cycle_parse_convert_plan_s under 0.1 s (issue 16), decode_stdlib_json_s "
                   "for the machine's speed",
     }
+    if args.live:
+        figures.update(live_reads(args.slurm_conf))
     print(json.dumps(figures, indent=2))
     return 0
 

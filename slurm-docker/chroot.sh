@@ -215,9 +215,32 @@ build_rootfs
 t0=$(date +%s)
 copy_checkout "$repo" "$root"
 mount_system "$root"
-in_root "$root" /bin/sh -c "cd /src/malleo && MALLEO_CYTHON_DEBUG=1 python -m pip install -q \
-    --disable-pip-version-check --no-deps --no-build-isolation -e ." >"$cache/install-$key.log" 2>&1 \
-    || die "installing malleo in the chroot failed: $(tail -n 5 "$cache/install-$key.log")"
+# The compiled core is cached by the hash of what the compile reads (the checkout's _core/,
+# setup.py, pyproject.toml) in this root filesystem (key: its interpreter, Cython, numpy):
+# 1-9 min of compiling per run (by load) saved while _core/ is unchanged. On a hit the built
+# modules go back beside the fresh copy's sources and pip is not run: the venv's editable
+# install (a finder mapping malleo to /src/malleo, the malleo script), made by the run that
+# filled the cache, is in the root filesystem already and still points there.
+core_key=$(cd "$repo" && { cat setup.py pyproject.toml
+                           git ls-files -z --cached --others --exclude-standard _core \
+                               | sort -z | xargs -0 -r sha256sum; } | sha256sum | cut -c1-16)
+core_tar="$cache/core-$key-$core_key.tar"
+if [ -f "$core_tar" ] && [ -f "$root/.malleo-core-$core_key" ]; then
+    tar -C "$root/src/malleo" -xf "$core_tar"
+    say "malleo's compiled core reused ($core_tar: _core/ unchanged)"
+else
+    in_root "$root" /bin/sh -c "cd /src/malleo && MALLEO_CYTHON_DEBUG=1 python -m pip install -q \
+        --disable-pip-version-check --no-deps --no-build-isolation -e ." >"$cache/install-$key.log" 2>&1 \
+        || die "installing malleo in the chroot failed: $(tail -n 5 "$cache/install-$key.log")"
+    find "$cache" -maxdepth 1 -name 'core-*.tar' -delete
+    rm -f "$root"/.malleo-core-*
+    (cd "$root/src/malleo" && tar -cf "$core_tar.partial" _core/*.so _core/.cython-directives) \
+        && mv "$core_tar.partial" "$core_tar" && touch "$root/.malleo-core-$core_key"
+fi
+# The installed malleo must be this checkout's, compiled: a stale cache fails here, not later.
+in_root "$root" /bin/sh -c "cd /tmp && malleo --version" >"$cache/version-$key.txt" 2>&1 \
+    && grep -q "compiled Cython core (debug directives" "$cache/version-$key.txt" \
+    || die "malleo in the chroot does not run from the checkout: $(cat "$cache/version-$key.txt")"
 say "malleo installed from the checkout in $(elapsed "$t0"); Slurm $(in_root "$root" dpkg-query -W -f '${Version}' slurm-client)"
 
 if [ "$cmd" = shell ]; then

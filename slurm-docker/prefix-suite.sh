@@ -7,13 +7,15 @@
 #    /var/tmp/malleo-slurm-25.11.7-<hash> (cached: a second run does not rebuild).
 # 2. slurm-docker/build-pyslurm.sh: pyslurm 25.11 from PyPI built against that prefix, into
 #    /var/tmp/malleo-pyslurm-<version>-<hash>/site (cached).
-# 3. pytest -m "slurm or mpi" with the CLI backend, then pytest -m slurm with the pyslurm backend
-#    (MALLEO_SLURM_BACKEND), both on a local 25.11 cluster (MALLEO_SLURM_PREFIX: the session
-#    fixture puts the prefix first on PATH and starts local-slurm.sh --prefix), with
+# 3. pytest -m "slurm or mpi" with the CLI backend and, beside it, pytest -m slurm with the
+#    pyslurm backend (MALLEO_SLURM_BACKEND), each on a local 25.11 cluster of its own
+#    (MALLEO_SLURM_PREFIX: the session fixture puts the prefix first on PATH and starts
+#    local-slurm.sh --prefix), with
 #    MALLEO_REQUIRE_SLURM=1 and MALLEO_REQUIRE_PYSLURM=1: nothing may skip for want of Slurm or
 #    pyslurm.
 #
-# Environment: PYTHON (default python3) runs pytest and builds pyslurm; MALLEO_SLURM_TARBALL
+# Environment: MALLEO_PASSES_BESIDE=0 runs the two passes one after the other (default 1:
+# side by side); PYTHON (default python3) runs pytest and builds pyslurm; MALLEO_SLURM_TARBALL
 # (build-slurm.sh); MALLEO_SKIP_SLURM_2511=1 skips (developers only; refused under CI=true).
 # Needs root (apt for the -dev packages, munged and slurmd run as root); without root it skips,
 # except under CI, where it fails.
@@ -113,10 +115,28 @@ if [ "${MALLEO_TWIN_BESIDE:-1}" = 1 ]; then
     for node in "${twin_tests[@]}"; do deselect+=("--deselect=$node"); done
     say "the twin's tests run beside the passes (pid $twin_pid, output at the end)"
 fi
+# The two passes run side by side (MALLEO_PASSES_BESIDE=0: one after the other), each on a
+# cluster of its own (the session fixture starts one per pytest; local-slurm.sh chooses free
+# ports under a lock): both mostly wait on Slurm, so together they take about the time of one
+# (measured: docs/testing.md, "make test's time"). The pyslurm pass's output follows the CLI's.
+py_pid=""
+if [ "${MALLEO_PASSES_BESIDE:-1}" = 1 ]; then
+    py_log=$(mktemp /tmp/malleo-pyslurm-pass.XXXXXX)
+    run_pass pyslurm slurm -p no:cacheprovider "${py_deselect[@]}" "$@" >"$py_log" 2>&1 &
+    py_pid=$!
+    say "the pyslurm pass runs beside the CLI pass (pid $py_pid, output after it)"
+fi
 run_pass cli "slurm or mpi" "$@"
 rc_cli=$?
-run_pass pyslurm slurm "${py_deselect[@]}" "$@"
-rc_py=$?
+if [ -n "$py_pid" ]; then
+    wait "$py_pid"
+    rc_py=$?
+    cat "$py_log"
+    rm -f "$py_log"
+else
+    run_pass pyslurm slurm "${py_deselect[@]}" "$@"
+    rc_py=$?
+fi
 rc_twin=0
 if [ -n "$twin_pid" ]; then
     wait "$twin_pid"

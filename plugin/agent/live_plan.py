@@ -43,6 +43,7 @@ from typing import Callable
 import numpy as np
 
 from malleo.plugin.agent.apply import wanted_order
+from malleo.plugin.backends.columns import JobTable
 from malleo.plugin.agent.state import (PlanInputs, Snapshot, out_of_range, plan_inputs,
                                        user_key)
 from malleo.policy import Policy
@@ -148,7 +149,10 @@ class LivePlanner:
         """Feed the completed jobs Slurm still lists into the runtime history and usage
         (predict estimates, multifactor fair share), each once, in end order."""
         memory = self.memory
-        done = sorted((j for j in snapshot.jobs
+        jobs = snapshot.jobs
+        if isinstance(jobs, JobTable):              # the compact read: only these rows
+            jobs = [jobs.job(r) for r in np.flatnonzero(jobs.state == b"COMPLETED").tolist()]
+        done = sorted((j for j in jobs
                        if j.state == "COMPLETED" and j.start_time and j.end_time
                        and j.end_time >= j.start_time and out_of_range(j) is None),
                       key=lambda j: (j.end_time, j.job_id))
@@ -228,10 +232,17 @@ def _moldable(inputs: PlanInputs, snapshot: Snapshot) -> PlanInputs:
     Without it (the default) they are planned at their minimum a, as rigid jobs."""
     if not len(inputs.pending_ids):
         return inputs
-    jobs = {j.job_id: j for j in snapshot.jobs}
+    if isinstance(snapshot.jobs, JobTable):         # the compact read: its column
+        table = snapshot.jobs
+        pending = table.state == b"PENDING"
+        tops = dict(zip(table.job_id[pending].tolist(),
+                        np.where(table.max_nodes[pending] > table.num_nodes[pending],
+                                 table.max_nodes[pending], 0).tolist()))
+    else:
+        tops = {j.job_id: j.max_nodes for j in snapshot.jobs}
     hi = []
     for job_id, lo in zip(inputs.pending_ids.tolist(), inputs.pending["procs"].tolist()):
-        top = jobs[job_id].max_nodes
+        top = tops[job_id]
         hi.append(max(min(int(top), inputs.total), lo) if top else lo)
     hi = np.array(hi, dtype=np.int64)
     if (hi == inputs.pending["procs"]).all():

@@ -21,14 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+import numpy as np
+
 from malleo.errors import PolicyError
 from malleo.plugin.agent import shadow
 from malleo.plugin.agent.apply import ApplyReport, apply_priorities, assign_priorities
 from malleo.plugin.agent.live_plan import LivePlan, LivePlanner
 from malleo.plugin.agent.logs import LOGGER_NAME, event
 from malleo.plugin.agent.metrics_http import Metrics
-from malleo.plugin.agent.state import PlanInputs, Snapshot, queue_fingerprint, read_snapshot
+from malleo.plugin.agent.state import (PlanInputs, Snapshot, queue_fingerprint,
+                                      read_with_fingerprint)
 from malleo.plugin.backends import SlurmBackend
+from malleo.plugin.backends.columns import JobTable
 from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable
 from malleo.policy import Policy
 
@@ -191,8 +195,7 @@ class Agent:
         self.backend.ping()
         sized: dict[int, int] = {}
         for attempt in range(STALE_RETRIES + 1):
-            fingerprint = queue_fingerprint(self.backend)
-            snapshot = read_snapshot(self.backend)
+            fingerprint, snapshot = read_with_fingerprint(self.backend)
             try:
                 live = self.planner.plan(snapshot)
             except ValueError as exc:
@@ -255,7 +258,10 @@ class Agent:
             return None
         wanted = set(memory.last_order)
         starts, pending = {}, set()
-        for job in snapshot.jobs:
+        jobs = snapshot.jobs
+        if isinstance(jobs, JobTable):              # the compact read: only the wanted rows
+            jobs = [jobs.job(r) for r in np.flatnonzero(np.isin(jobs.job_id, list(wanted))).tolist()]
+        for job in jobs:
             if job.job_id not in wanted:
                 continue
             if job.is_pending:

@@ -33,7 +33,9 @@ import msgspec
 import numpy as np
 
 from malleo import slurm_values as values
+from malleo.plugin.backends import hostlist
 from malleo.plugin.backends import Job, Node, SlurmBackend
+from malleo.plugin.backends.columns import JobTable, NodeTable
 from malleo.plugin.backends.model import ACTIVE_STATES
 
 UNITS = ("nodes", "cpus")
@@ -64,32 +66,57 @@ class Snapshot:
 
     Attributes:
         read_time: epoch seconds (float) when the read finished, on the agent's clock.
-        nodes: every node.
-        jobs: every job the controller holds (pending, running, recently finished).
+        nodes: every node: Node records, or the compact read's :class:`NodeTable`
+            (columns; iterating it gives Node records).
+        jobs: every job the controller holds (pending, running, recently finished): Job
+            records, or the compact read's :class:`JobTable` (columns; iterating it gives
+            Job records, built on first use).
         partitions: partition name -> MaxTime in seconds (None: unlimited); the default
             partition is listed under ``default_partition``.
         default_partition: name of the cluster's default partition ("" if none).
     """
 
     read_time: float
-    nodes: tuple[Node, ...]
-    jobs: tuple[Job, ...]
+    nodes: tuple[Node, ...] | NodeTable
+    jobs: tuple[Job, ...] | JobTable
     partitions: dict[str, int | None] = field(default_factory=dict)
     default_partition: str = ""
 
 
-def read_snapshot(backend: SlurmBackend) -> Snapshot:
-    """Read nodes, partitions and jobs from ``backend`` (three Slurm queries).
+def read_snapshot(backend: SlurmBackend, *, compact: bool = True) -> Snapshot:
+    """Read nodes, partitions and jobs from ``backend`` (three Slurm queries): the
+    backend's cycle reads (:meth:`SlurmBackend.node_rows`, :meth:`SlurmBackend.job_rows`),
+    columns from the CLI backend's compact read by default.  ``compact=False`` reads
+    full records (``backend.nodes()``, ``backend.all_jobs()``: JSON on the CLI backend,
+    with the jobs' names and comments), for views that show them and decisions that need
+    trust (``malleo slurm status``, the reconfiguration endpoint).
 
     Raises:
         SlurmError: the backend's typed errors (SlurmUnavailable when Slurm is unreachable).
     """
     parts = backend.partitions()
-    nodes = backend.nodes()
-    jobs = backend.all_jobs()
+    compact = compact and hasattr(backend, "job_rows")     # any object with the reads
+    nodes = backend.node_rows() if compact else tuple(backend.nodes())
+    jobs = backend.job_rows() if compact else tuple(backend.all_jobs())
     default = next((p.name for p in parts if p.is_default), parts[0].name if parts else "")
-    return Snapshot(time.time(), tuple(nodes), tuple(jobs),
+    return Snapshot(time.time(), nodes, jobs,
                     {p.name: p.max_time for p in parts}, default)
+
+
+def read_with_fingerprint(backend: SlurmBackend) -> tuple[tuple, Snapshot]:
+    """The queue fingerprint and a snapshot, as the agent's cycle takes them: from a
+    compact read (a :class:`JobTable`) the fingerprint is the read's own (one squeue fewer,
+    and exactly the state planned); else :func:`queue_fingerprint` first, then the read.
+
+    Raises:
+        SlurmError: Slurm is unreachable or refused a query.
+    """
+    if getattr(backend, "read", None) == "compact":
+        snapshot = read_snapshot(backend)
+        if isinstance(snapshot.jobs, JobTable):
+            return snapshot.jobs.fingerprint(), snapshot
+    fingerprint = queue_fingerprint(backend)
+    return fingerprint, read_snapshot(backend)
 
 
 def queue_fingerprint(backend: SlurmBackend) -> tuple[tuple[str, str], ...]:
@@ -230,9 +257,18 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
     prev_resv = previous_reservation or {}
     prev_prio = previous_priority or {}
 
-    usable = {n.name: n for n in snapshot.nodes if n.is_available and part in n.partitions}
-    total = len(usable) if unit == "nodes" else sum(n.cpus for n in usable.values())
+    if isinstance(snapshot.nodes, NodeTable):
+        names, cpus = snapshot.nodes.usable(part)
+        usable = dict.fromkeys(names)
+        total = len(names) if unit == "nodes" else int(cpus.sum())
+    else:
+        usable = {n.name: n for n in snapshot.nodes if n.is_available and part in n.partitions}
+        total = len(usable) if unit == "nodes" else sum(n.cpus for n in usable.values())
     values.check_size(total, f"partition {part}: usable {unit}")
+    if isinstance(snapshot.jobs, JobTable):
+        return _table_inputs(snapshot, snapshot.jobs, unit, part, max_time, usable, total,
+                             estimate, history, predict_runs, predict_cold, recent,
+                             prev_resv, prev_prio, predict_at, plan_state)
 
     running, pending, finished = [], [], []
     skipped: dict[int, str] = {}
@@ -339,3 +375,118 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
                  "priority": np.array(p_prio, dtype=np.float64)},
         pending_priority=np.array(p_cur, dtype=np.int64),
         skipped=skipped, finished=finished)
+
+
+def _table_inputs(snapshot: Snapshot, table: JobTable, unit: str, part: str,
+                  max_time: int | None, usable: dict, total: int, estimate: str,
+                  history: dict, predict_runs: int, predict_cold: str, recent: dict | None,
+                  prev_resv: dict, prev_prio: dict, predict_at: str = "pass",
+                  plan_state: Any = None) -> PlanInputs:
+    """:func:`plan_inputs` on the compact read's columns: the same rules, row for row, as
+    the loop over Job records above, vectorised with numpy (issue 16: no Python object per
+    pending job; running jobs, a few thousand, are walked for their node lists)."""
+    max_t = values.MAX_TIME
+    n = len(table)
+    enc = part.encode()
+    in_part = table.partition == enc
+    for row in np.flatnonzero(np.strings.find(table.partition, b",") >= 0).tolist():
+        in_part[row] = part in table.partition[row].decode().split(",")
+    submit, start = table.submit_time, table.start_time
+    state = table.state
+    # out_of_range's test (start 0 = none; a pending job's start is Slurm's estimate, which
+    # the Job records keep apart as expected_start)
+    ok = (submit >= 0) & (submit <= max_t) & ((start <= max_t) | (state == b"PENDING"))
+    active = table.is_active & in_part
+    is_pending = (state == b"PENDING") & in_part
+    skipped: dict[int, str] = {}
+    for row in np.flatnonzero(is_pending & ~ok).tolist():
+        skipped[int(table.job_id[row])] = out_of_range(table.job(row))
+    start_eff = np.where(ok & (state != b"PENDING"), start, 0)   # out of range: started now
+    done = (state == b"COMPLETED") & in_part & ok & (start > 0) & (table.end_time > 0)
+    finished = sorted((table.job(r) for r in np.flatnonzero(done).tolist()),
+                      key=lambda j: (j.end_time, j.job_id))
+
+    run_rows = np.flatnonzero(active)
+    run_rows = run_rows[np.argsort(table.job_id[run_rows], kind="stable")]
+    pend_rows = np.flatnonzero(is_pending & ok)
+    pend_rows = pend_rows[np.lexsort((table.job_id[pend_rows], submit[pend_rows]))]
+    latest = max(int(start_eff[run_rows].max(initial=0)), int(submit[pend_rows].max(initial=0)))
+    now = max(int(snapshot.read_time), latest)
+
+    r_keep, r_procs = [], []
+    by_nodes = unit == "nodes"
+    # Every node Slurm lists usable in this partition (the common case): a running job's
+    # usable nodes are all its nodes, counted without naming them.
+    everywhere = (isinstance(snapshot.nodes, NodeTable)
+                  and len(usable) == snapshot.nodes.distinct_names())
+    for row in run_rows.tolist():
+        text = table.node_list[row].decode()
+        if everywhere:
+            on_usable = listed = hostlist.count(text)
+        else:
+            names = hostlist.expand(text)
+            on_usable, listed = sum(1 for name in names if name in usable), len(names)
+        if not on_usable:
+            continue
+        r_keep.append(row)
+        r_procs.append(on_usable if by_nodes else
+                       int(table.num_cpus[row]) * on_usable // max(listed, 1) or 1)
+    r_rows = np.array(r_keep, dtype=np.int64)
+    no_limit = values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
+    r_req = _requests(table.time_limit[r_rows], no_limit)
+    r_user = table.user_id[r_rows]
+    if estimate == "predict" and predict_at == "submit" and plan_state is not None:
+        r_est = np.array([plan_state.predict(u, q, t, predict_runs, predict_cold)
+                          for u, q, t in zip(r_user.tolist(), r_req.tolist(),
+                                             table.submit_time[r_rows].tolist())],
+                         dtype=np.int64)
+    elif estimate == "predict":
+        r_est = np.array([predicted_estimate(history, u, q, predict_runs, predict_cold, recent)
+                          for u, q in zip(r_user.tolist(), r_req.tolist())], dtype=np.int64)
+    else:
+        r_est = r_req
+    r_start = np.minimum(np.where(start_eff[r_rows] > 0, start_eff[r_rows], now), now)
+    busy = sum(r_procs)
+    if busy > total:
+        total = busy
+
+    held = table.is_held[pend_rows]
+    reason = table.reason[pend_rows]
+    inelig = np.isin(reason, [r.encode() for r in INELIGIBLE_REASONS]) & ~held
+    size = np.maximum(table.num_nodes[pend_rows] if by_nodes else table.num_cpus[pend_rows], 1)
+    too_big = (size > total) & ~held & ~inelig
+    for row in pend_rows[held].tolist():
+        skipped[int(table.job_id[row])] = "held"
+    for row, why in zip(pend_rows[inelig].tolist(), reason[inelig].tolist()):
+        skipped[int(table.job_id[row])] = f"reason {why.decode()}"
+    for row, want in zip(pend_rows[too_big].tolist(), size[too_big].tolist()):
+        skipped[int(table.job_id[row])] = f"needs {want} {unit}, {total} usable"
+    keep = ~(held | inelig | too_big)
+    p_rows = pend_rows[keep]
+    p_ids = table.job_id[p_rows]
+    ids = p_ids.tolist()
+    return PlanInputs(
+        now=now, unit=unit, partition=part, total=int(total),
+        running_ids=table.job_id[r_rows],
+        running={"procs": np.array(r_procs, dtype=np.int32),
+                 "start": r_start.astype(np.int64),
+                 "est": r_est.astype(np.int64),
+                 "request": r_req,
+                 "user": r_user.astype(np.int64)},
+        pending_ids=p_ids,
+        pending={"submit": np.minimum(submit[p_rows], now),
+                 "procs": size[keep].astype(np.int32),
+                 "request": _requests(table.time_limit[p_rows], no_limit),
+                 "user": table.user_id[p_rows].copy(),
+                 "reservation": (np.array([prev_resv.get(j, -1) for j in ids], dtype=np.int64)
+                                 if prev_resv else np.full(len(ids), -1, dtype=np.int64)),
+                 "priority": (np.array([prev_prio.get(j, np.nan) for j in ids],
+                                       dtype=np.float64)
+                              if prev_prio else np.full(len(ids), np.nan))},
+        pending_priority=table.priority[p_rows].copy(),
+        skipped=skipped, finished=finished)
+
+
+def _requests(limits: np.ndarray, no_limit: int) -> np.ndarray:
+    """Planning limits (seconds) from time limits (-1: none): :func:`_limit`, vectorised."""
+    return np.where(limits < 0, no_limit, np.minimum(limits, values.MAX_TIME)).astype(np.int64)

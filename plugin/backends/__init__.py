@@ -57,6 +57,17 @@ class SlurmBackend(abc.ABC):
     def all_jobs(self) -> list[Job]:
         """Every job the controller still holds (pending, running, recently finished)."""
 
+    def job_rows(self):
+        """The agent cycle's read of every job: :meth:`all_jobs` here; the CLI backend's
+        compact read returns a :class:`~malleo.plugin.backends.columns.JobTable` (columns,
+        iterable as Job records) instead."""
+        return tuple(self.all_jobs())
+
+    def node_rows(self):
+        """The agent cycle's read of every node: :meth:`nodes` here; the CLI backend's
+        compact read returns a :class:`~malleo.plugin.backends.columns.NodeTable`."""
+        return tuple(self.nodes())
+
     @abc.abstractmethod
     def job(self, job_id: int) -> Job:
         """One job by id.

@@ -17,7 +17,7 @@ import tempfile
 
 import orjson
 
-from malleo.plugin.backends import SlurmBackend, hostlist, parse_json, parse_scontrol
+from malleo.plugin.backends import SlurmBackend, columns, hostlist, parse_json, parse_scontrol
 from malleo.plugin.backends.errors import (
     InvalidJobId, SlurmCommandError, SlurmError, SlurmParseError, SlurmUnavailable, classify)
 from malleo.plugin.backends.model import FINISHED_STATES, Job, Node, Partition
@@ -47,6 +47,10 @@ def _hostlist_arg(nodes) -> str:
     return nodes if isinstance(nodes, str) else hostlist.compress(nodes)
 
 
+READS = ("compact", "json")
+"""The cycle's read modes (``CliBackend(read=...)``, ``MALLEO_SLURM_READ``)."""
+
+
 class CliBackend(SlurmBackend):
     """Slurm through its command-line tools.
 
@@ -54,13 +58,24 @@ class CliBackend(SlurmBackend):
         conf: slurm.conf to use (sets SLURM_CONF for every command); None inherits the
             environment's.
         timeout: seconds before a command counts as hung (SlurmUnavailable).
+        read: how the agent's cycle reads the queue and the nodes (:meth:`job_rows`,
+            :meth:`node_rows`): "compact" (the default; ``squeue``/``sinfo --Format`` text
+            of the fields the plan needs, parsed into columns:
+            :mod:`~malleo.plugin.backends.columns`) or "json" (``squeue``/``sinfo --json``,
+            as :meth:`all_jobs` and :meth:`nodes` always read); None reads
+            ``MALLEO_SLURM_READ``.  Trust decisions read JSON either way (:meth:`job_json`).
     """
 
     name = "cli"
 
-    def __init__(self, conf: str | None = None, timeout: float = 60.0):
+    def __init__(self, conf: str | None = None, timeout: float = 60.0,
+                 read: str | None = None):
+        read = (read or os.environ.get("MALLEO_SLURM_READ") or "compact").lower()
+        if read not in READS:
+            raise ValueError(f"MALLEO_SLURM_READ/read {read!r}: expected compact or json")
         self.conf = conf
         self.timeout = timeout
+        self.read = read
         self._env = dict(os.environ)
         self._scontrol_json: bool | None = None     # scontrol --json exists (23.02 on)
         if conf is not None:
@@ -72,33 +87,38 @@ class CliBackend(SlurmBackend):
     # --- running commands -----------------------------------------------------------------
 
     def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False,
-             in_scratch: bool = False) -> str:
+             in_scratch: bool = False, env: dict | None = None, text: bool = True):
         """Run a Slurm command and return its stdout; raise a typed SlurmError on failure.
 
         ``check_stderr`` treats an ``error:`` line on stderr as failure even with exit 0
         (scancel reports unknown jobs that way). ``in_scratch`` runs it in a private temporary
         directory, removed afterwards: for commands that drop files into their working
         directory (``scontrol update NumNodes=`` writes ``slurm_job_<id>_resize.sh/.csh``).
+        ``env``: variables added to the command's environment; ``text=False`` returns
+        stdout as bytes (the compact reads parse bytes).
         """
         if in_scratch:
             with tempfile.TemporaryDirectory(prefix="malleo-scontrol-") as scratch:
-                return self._run_in(argv, stdin, check_stderr, scratch)
-        return self._run_in(argv, stdin, check_stderr, None)
+                return self._run_in(argv, stdin, check_stderr, scratch, env, text)
+        return self._run_in(argv, stdin, check_stderr, None, env, text)
 
     def _run_in(self, argv: list[str], stdin: str | None, check_stderr: bool,
-                cwd: str | None) -> str:
+                cwd: str | None, env: dict | None = None, text: bool = True):
         try:
-            proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
-                                  env=self._env, timeout=self.timeout, cwd=cwd)
+            proc = subprocess.run(argv, input=stdin, capture_output=True, text=text,
+                                  env={**self._env, **env} if env else self._env,
+                                  timeout=self.timeout, cwd=cwd)
         except FileNotFoundError:
             raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
                                    f"(slurm-client) and on PATH?") from None
         except subprocess.TimeoutExpired:
             raise SlurmUnavailable(f"{' '.join(argv)}: no answer within {self.timeout:g} s") from None
-        err = proc.stderr.strip()
+        err = proc.stderr if text else proc.stderr.decode("utf-8", "replace")
+        err = err.strip()
         failed = proc.returncode != 0 or (check_stderr and "error:" in err)
         if failed:
-            raise self._error(err or proc.stdout.strip() or f"exit status {proc.returncode}",
+            out = proc.stdout if text else proc.stdout.decode("utf-8", "replace")
+            raise self._error(err or out.strip() or f"exit status {proc.returncode}",
                               argv, proc.returncode)
         return proc.stdout
 
@@ -175,6 +195,26 @@ class CliBackend(SlurmBackend):
         doc = self._typed_json(["squeue", "--json", "--states=all"], parse_json.decode_squeue)
         return parse_json.jobs_from_squeue(doc)
 
+    def job_rows(self):
+        """The cycle's read of every job: with ``read="compact"`` one
+        ``squeue --noheader --all --states=all --Format=...`` (about 110 bytes a job, times
+        as epoch seconds) parsed into a :class:`~malleo.plugin.backends.columns.JobTable`;
+        with ``read="json"`` :meth:`all_jobs`."""
+        if self.read == "json":
+            return tuple(self.all_jobs())
+        argv = columns.squeue_argv()
+        return columns.parse_squeue(self._run(argv, env=columns.TIME_ENV, text=False),
+                                    command="squeue --Format")
+
+    def node_rows(self):
+        """The cycle's read of every node: with ``read="compact"`` one
+        ``sinfo --Node --noheader --all --Format=...`` parsed into a
+        :class:`~malleo.plugin.backends.columns.NodeTable`; with ``read="json"`` :meth:`nodes`."""
+        if self.read == "json":
+            return tuple(self.nodes())
+        return columns.parse_sinfo(self._run(columns.sinfo_argv(), text=False),
+                                   command="sinfo --Node --Format")
+
     def job(self, job_id: int) -> Job:
         out = self._run(["scontrol", "show", "job", "-o", str(int(job_id))])
         recs = parse_scontrol.records(out)
@@ -220,9 +260,13 @@ class CliBackend(SlurmBackend):
             raise SlurmParseError(f"scontrol show node {name}: empty output")
         return parse_scontrol.node(recs[0])
 
-    def queue_fingerprint(self) -> tuple[tuple[str, str], ...]:
-        """One ``squeue --noheader --all --format=%i|%T`` (plain text: much cheaper than
-        ``squeue --json`` on long queues); see :meth:`SlurmBackend.queue_fingerprint`."""
+    def queue_fingerprint(self) -> tuple:
+        """One plain-text squeue (much cheaper than ``squeue --json`` on long queues); see
+        :meth:`SlurmBackend.queue_fingerprint`.  With ``read="compact"`` the ids and states
+        as a digest (:func:`columns.fingerprint`, equal to :meth:`JobTable.fingerprint` of
+        the same queue); else ``--format=%i|%T`` pairs."""
+        if self.read == "compact":
+            return columns.parse_fingerprint(self._run(columns.fingerprint_argv(), text=False))
         out = self._run(["squeue", "--noheader", "--all", "--format=%i|%T"])
         pairs = []
         for line in out.splitlines():

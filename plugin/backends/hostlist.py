@@ -102,3 +102,32 @@ def compress(names) -> str:
                 lo = prev = n
         parts.append(f"{key}[{','.join(ranges)}]")
     return ",".join(parts)
+
+
+def _count_one(item: str) -> int:
+    open_at = item.find("[")
+    if open_at < 0:
+        return 1
+    close_at = item.find("]", open_at)
+    if close_at < 0:
+        raise SlurmParseError(f"host list {item!r}: unbalanced '['")
+    body, rest = item[open_at + 1:close_at], item[close_at + 1:]
+    total = 0
+    for rng in body.split(","):
+        lo, _, hi = rng.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise SlurmParseError(f"host list {item!r}: bad range {rng!r}")
+        total += max(int(hi or lo) - int(lo) + 1, 0)
+    return total * (_count_one(rest) if rest else 1)
+
+
+def count(hostlist: str | None) -> int:
+    """``len(expand(hostlist))`` without building the names (the agent counts the nodes of
+    thousands of running jobs a cycle).
+
+    Raises:
+        SlurmParseError: as :func:`expand`.
+    """
+    if hostlist is None or hostlist.strip() in _EMPTY:
+        return 0
+    return sum(_count_one(item) for item in _split_top(hostlist.strip()))

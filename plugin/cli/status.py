@@ -77,7 +77,7 @@ def _local_plan(config, partition, unit, slurm_conf) -> dict:
     backend = select_backend(slurm_conf)
     try:
         return plan_document(LivePlanner(policy, unit=unit, partition=partition)
-                             .plan(read_snapshot(backend)))
+                             .plan(read_snapshot(backend, compact=False)))
     except ValueError as exc:
         raise MalleoError(str(exc)) from None
 

@@ -96,7 +96,7 @@ def decide(backend, job_id: int, bounds: DeclaredMalleability, nodes: int,
         planner = LivePlanner(policy or Policy(), unit="nodes")
     elif policy is not None and policy is not planner.policy:
         planner.set_policy(policy)
-    snapshot = read_snapshot(backend)
+    snapshot = read_snapshot(backend, compact=False)
     job = next((j for j in snapshot.jobs if j.job_id == job_id), None)
     if job is None or not job.is_running:
         raise LookupError(f"job {job_id} is not running")

@@ -1,0 +1,49 @@
+"""tests/lanes.sh, make test's two lanes side by side: both run to the end, the background
+lane's output comes after the foreground's, and either lane's failure fails the whole."""
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LANES = Path(__file__).resolve().parent / "lanes.sh"
+
+
+def _lanes(background: str, *foreground: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(LANES), "cpu", background, *foreground],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("background", "foreground", "code"), [
+    ("exit 0", "exit 0", 0),
+    ("exit 3", "exit 0", 1),           # the background lane's failure is the run's
+    ("exit 0", "exit 4", 4),           # the foreground's status is kept
+    ("exit 3", "exit 4", 4),
+])
+def test_exit_status_fails_when_either_lane_fails(background, foreground, code):
+    assert _lanes(background, "bash", "-c", foreground).returncode == code
+
+
+def test_lanes_run_side_by_side_and_the_background_output_follows(tmp_path):
+    # A handshake: each lane waits (at most 20 s) for the file the other one writes, which
+    # only succeeds when they run at the same time.
+    wait = "for i in $(seq 200); do [ -e {f} ] && break; sleep 0.1; done; [ -e {f} ]"
+    fg, bg = tmp_path / "fg", tmp_path / "bg"
+    proc = _lanes(f"touch {bg}; {wait.format(f=fg)} && echo from-background",
+                  "bash", "-c", f"touch {fg}; {wait.format(f=bg)} && echo from-foreground")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.index("from-foreground") < out.index("output of the cpu lane") \
+        < out.index("from-background")
+    assert "cpu lane: exit 0" in proc.stderr
+
+
+def test_a_failing_foreground_still_waits_for_the_background_lane():
+    proc = _lanes("sleep 1; echo finished-anyway", "bash", "-c", "exit 7")
+    assert proc.returncode == 7
+    assert "finished-anyway" in proc.stdout
+
+
+def test_usage_without_a_foreground_command_exits_2():
+    proc = subprocess.run(["bash", str(LANES), "cpu", "true"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "lanes.sh NAME" in proc.stderr
