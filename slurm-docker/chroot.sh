@@ -216,12 +216,13 @@ t0=$(date +%s)
 copy_checkout "$repo" "$root"
 mount_system "$root"
 # The compiled core is cached by the hash of what the compile reads (the checkout's _core/,
-# setup.py, pyproject.toml) in this root filesystem (key: its interpreter, Cython, numpy):
+# setup.py, pyproject.toml, and malleo/knobs.py + malleo/limits.py, from which setup.py
+# generates _core/_knob_codes.pxi) in this root filesystem (key: its interpreter, Cython, numpy):
 # 1-9 min of compiling per run (by load) saved while _core/ is unchanged. On a hit the built
 # modules go back beside the fresh copy's sources and pip is not run: the venv's editable
 # install (a finder mapping malleo to /src/malleo, the malleo script), made by the run that
 # filled the cache, is in the root filesystem already and still points there.
-core_key=$(cd "$repo" && { cat setup.py pyproject.toml
+core_key=$(cd "$repo" && { cat setup.py pyproject.toml malleo/knobs.py malleo/limits.py
                            git ls-files -z --cached --others --exclude-standard _core \
                                | sort -z | xargs -0 -r sha256sum; } | sha256sum | cut -c1-16)
 core_tar="$cache/core-$key-$core_key.tar"
