@@ -13,7 +13,7 @@ import time
 import urllib.request
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 import malleo
@@ -55,7 +55,7 @@ def running_agent(tmp_path, monkeypatch):
 
 
 def status(*args):
-    return CliRunner().invoke(cli, ["slurm", "status", *args], catch_exceptions=False)
+    return MalleoRunner().invoke(cli, ["slurm", "status", *args], catch_exceptions=False)
 
 
 def test_status_has_squeue_columns_ranks_and_utc_times(running_agent):
@@ -82,7 +82,7 @@ def test_status_has_squeue_columns_ranks_and_utc_times(running_agent):
     custom = status("--state-dir", str(state), "--noheader", "-o", "%i|%.4{rank}|%t|%l")
     assert custom.output.splitlines() == ["5|    |R|01:00:00", "7|   1|PD|00:10:00",
                                           "8|   2|PD|01:00:00", "6|   3|PD|01:00:00"]
-    bad = CliRunner().invoke(cli, ["slurm", "status", "--state-dir", str(state), "-o", "%i %k"])
+    bad = MalleoRunner().invoke(cli, ["slurm", "status", "--state-dir", str(state), "-o", "%i %k"])
     assert bad.exit_code == 2 and "--format: unknown field '%k'" in bad.output
 
 
@@ -102,15 +102,15 @@ def test_status_priority_breakdown_like_sprio(running_agent):
 
 def test_diag_summarises_since_start(running_agent):
     agent, state = running_agent
-    text = CliRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state)],
+    text = MalleoRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state)],
                               catch_exceptions=False).output
     assert "malleo agent running" in text and "Cycles:               1 (0 idle)" in text
     assert "Policy in force:      multifactor+easy" in text
-    doc = json.loads(CliRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state),
+    doc = json.loads(MalleoRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state),
                                               "--json"]).output)
     assert doc["running"] and doc["cycles"] == 1 and doc["decisions_applied"] == 3
     assert doc["cycle_errors"] == {"slurm_unavailable": 0, "slurm": 0, "internal": 0}
-    missing = CliRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state / "none")])
+    missing = MalleoRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(state / "none")])
     assert missing.exit_code == 2 and "no agent status file" in missing.output
 
 
@@ -164,7 +164,7 @@ def test_metrics_address_option_binds_where_told(tmp_path):
     policy = tmp_path / "p.toml"
     policy.write_text("")
     (tmp_path / "empty.conf").write_text("")
-    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+    out = MalleoRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
                                    "--metrics-port", "1", "--metrics-address", "192.0.2.1",
                                    "--slurm-conf", str(tmp_path / "empty.conf"),
                                    "--state-dir", str(tmp_path / "s"), "--backend", "cli"])
@@ -250,7 +250,7 @@ def test_an_unsafe_state_dir_is_refused_before_the_first_cycle(tmp_path, make):
     else:
         target.write_text("")
     (tmp_path / "empty.conf").write_text("")
-    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+    out = MalleoRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
                                    "--slurm-conf", str(tmp_path / "empty.conf"),
                                    "--state-dir", str(target), "--backend", "cli"],
                              catch_exceptions=False)
@@ -263,7 +263,7 @@ def test_an_unsafe_state_dir_is_refused_before_the_first_cycle(tmp_path, make):
 def test_agent_with_a_missing_slurm_conf_exits_2_at_once(tmp_path):
     policy = tmp_path / "p.toml"
     policy.write_text("")
-    out = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
+    out = MalleoRunner().invoke(cli, ["slurm", "agent", "--config", str(policy), "--once",
                                    "--slurm-conf", str(tmp_path / "none.conf"),
                                    "--state-dir", str(tmp_path / "s"), "--backend", "cli"],
                              catch_exceptions=False)

@@ -3,13 +3,13 @@ the folder is created (mode 0755) or the command fails with one line and exit st
 import os
 import stat
 
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator.cli import cli
 
 
 def run(*args, code=0):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    result = MalleoRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     return result

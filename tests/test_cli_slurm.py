@@ -4,7 +4,7 @@ import time
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator.cli import cli
 from malleo.plugin.agent.apply import BAND_LOW
@@ -20,7 +20,7 @@ SWF = """; MaxProcs: 64
 
 
 def run(*args, **kw):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False, **kw)
+    return MalleoRunner().invoke(cli, list(args), catch_exceptions=False, **kw)
 
 
 def test_replay_dry_run_scales_a_trace(tmp_path):
@@ -55,17 +55,17 @@ def test_replay_default_workload_dry_run():
     (["--time-scale", "2"], "--nodes"),
 ])
 def test_replay_usage_errors(args, message):
-    result = CliRunner().invoke(cli, ["slurm", "replay", *args, "--dry-run"])
+    result = MalleoRunner().invoke(cli, ["slurm", "replay", *args, "--dry-run"])
     assert result.exit_code == 2 and message in result.output
 
 
 def test_agent_bad_config_exits_2(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('order = "fcfs"\nbackfill = "sometimes"\n')
-    result = CliRunner().invoke(cli, ["slurm", "agent", "--config", str(bad), "--once"])
+    result = MalleoRunner().invoke(cli, ["slurm", "agent", "--config", str(bad), "--once"])
     assert result.exit_code == 2
     assert f"malleo: error: {bad}:2: backfill: must be one of" in result.output
-    missing = CliRunner().invoke(cli, ["slurm", "agent", "--once"])
+    missing = MalleoRunner().invoke(cli, ["slurm", "agent", "--once"])
     assert missing.exit_code == 2 and "--config" in missing.output
 
 

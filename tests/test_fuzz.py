@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -67,7 +67,7 @@ def no_hang(seconds: int = HANG_SECONDS):
 def invoke(*args, input=None):
     """Run the CLI; exit 0, or 2 with a message naming the problem; never a traceback."""
     with no_hang():
-        result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False,
+        result = MalleoRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False,
                                     input=input)
     assert result.exit_code in (0, 2), (result.exit_code, result.output)
     if result.exit_code == 2:

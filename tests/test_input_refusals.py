@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator.cli import cli
 from malleo.emulator.swf import read_swf, write_swf
@@ -32,7 +32,7 @@ JOB = "{n} {submit} -1 100 {procs} -1 -1 {procs} {req} -1 1 1 1 1 1 1 -1 -1"
 
 def run(*args, input=None):
     """The CLI in process; an exception escaping it fails the test (a traceback)."""
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False,
+    return MalleoRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False,
                               input=input)
 
 

@@ -13,7 +13,7 @@ import json
 import msgspec
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo._core import plan
 from malleo.emulator.cli import cli
@@ -117,7 +117,7 @@ def test_agent_status_endpoint_and_plan_agree(agent_after_two_cycles, monkeypatc
     assert result.order == [Z, Y, X]            # the heavy user's job ranks last
 
     # 2. status asks the running agent (this process wrote the status file)
-    out = CliRunner().invoke(cli, ["slurm", "status", "--json", "--state-dir", str(state_dir)],
+    out = MalleoRunner().invoke(cli, ["slurm", "status", "--json", "--state-dir", str(state_dir)],
                              catch_exceptions=False)
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
@@ -171,12 +171,12 @@ def test_status_falls_back_to_a_local_plan_and_says_so(agent_after_two_cycles, t
     other = tmp_path / "other"
     other.mkdir(mode=0o755)
     (other / "agent.json").write_text(json.dumps(doc))
-    out = CliRunner().invoke(cli, ["slurm", "status", "--state-dir", str(other),
+    out = MalleoRunner().invoke(cli, ["slurm", "status", "--state-dir", str(other),
                                    "--slurm-conf", str(tmp_path / "missing.conf")])
     # the agent is gone: a local plan is attempted, on a slurm.conf that does not exist
     assert out.exit_code == 2
     assert out.output == f"malleo: error: --slurm-conf/SLURM_CONF {tmp_path}/missing.conf: no such file\n"
-    diag = CliRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(other)],
+    diag = MalleoRunner().invoke(cli, ["slurm", "diag", "--state-dir", str(other)],
                               catch_exceptions=False)
     assert diag.exit_code == 0 and "NOT running" in diag.output
 

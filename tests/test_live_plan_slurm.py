@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo._core import plan
 from malleo.emulator.cli import cli
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slurm
 
 
 def run(*args, env):
-    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    result = MalleoRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -90,7 +90,7 @@ def test_status_with_a_stale_slurm_conf_fails_with_one_line(slurm_cluster, tmp_p
     lines = Path(slurm_cluster.conf).read_text().splitlines()
     conf.write_text("\n".join("SlurmctldPort=1" if line.startswith("SlurmctldPort=") else line
                               for line in lines) + "\n")
-    result = CliRunner().invoke(cli, ["slurm", "status", "--slurm-conf", str(conf),
+    result = MalleoRunner().invoke(cli, ["slurm", "status", "--slurm-conf", str(conf),
                                       "--state-dir", str(tmp_path / "none")],
                                 catch_exceptions=False)
     assert result.exit_code == 2

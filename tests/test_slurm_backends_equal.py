@@ -13,7 +13,7 @@ import json
 import time
 
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from test_slurm_pyslurm import pyslurm_or_skip
 
@@ -46,7 +46,7 @@ def _decisions(backend, policy_file):
 
 
 def _status(kind, conf):
-    result = CliRunner().invoke(cli, ["slurm", "status", "--local", "--json"],
+    result = MalleoRunner().invoke(cli, ["slurm", "status", "--local", "--json"],
                                 catch_exceptions=False,
                                 env={"SLURM_CONF": conf, "MALLEO_SLURM_BACKEND": kind})
     assert result.exit_code == 0, result.output

@@ -32,3 +32,25 @@ def test_marker_selection_splits_a_file_with_both_kinds():
     assert unit and integration and not unit & integration
     assert unit | integration == everything
     assert all("runs_as_written" in nodeid for nodeid in integration)
+
+
+SUBPROCESS_SCRIPTS = {"test_startup_imports.py", "test_knob_schema.py"}
+"""Files whose CliRunner runs inside a child ``python -c`` script (a fresh interpreter where
+``tests/`` is not importable); they pass ``catch_exceptions=False`` themselves."""
+
+
+def test_every_cli_test_runs_the_shared_runner():
+    """Tests run ``malleo`` through ``cli_runner`` (catch_exceptions=False), never a bare
+    click CliRunner whose default hides a traceback in ``result.exception``."""
+    offenders = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        if path.name in ("cli_runner.py", Path(__file__).name):     # the runner; this check
+            continue
+        text = path.read_text()
+        if path.name in SUBPROCESS_SCRIPTS:
+            calls = text.count("CliRunner().invoke(")
+            if calls != text.count("catch_exceptions=False"):
+                offenders.append(path.name)
+        elif "from click.testing import CliRunner" in text or "CliRunner()" in text:
+            offenders.append(path.name)
+    assert not offenders, offenders

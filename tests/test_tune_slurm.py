@@ -84,7 +84,7 @@ def test_slurm_failed_trials_are_reported_and_rerun(slurm_cluster, tmp_path, mon
 
 @pytest.mark.slurm
 def test_slurm_tpe_runs_in_rounds_through_the_cli(slurm_cluster, tmp_path, monkeypatch):
-    from click.testing import CliRunner
+    from cli_runner import MalleoRunner
 
     from malleo.emulator.cli import cli
     from malleo.policy_file import load_policy
@@ -95,7 +95,7 @@ def test_slurm_tpe_runs_in_rounds_through_the_cli(slurm_cluster, tmp_path, monke
     space = tmp_path / "space.toml"
     space.write_text(SPACE + "bf_max_job_test = { low = 1, high = 20 }\n")
     results = tmp_path / "r.csv"
-    out = CliRunner().invoke(cli, [
+    out = MalleoRunner().invoke(cli, [
         "tune", str(trace), "--space", str(space), "--search", "tpe", "--trials", "3",
         "--executor", "slurm", "--array-size", "2", "--time", "5", "--results", str(results),
         "--slurm-dir", str(tmp_path / "shared"), "--out", str(tmp_path / "best.toml"), "-q"],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_runner import MalleoRunner
 
 from malleo.emulator import slurm_config as sc
 from malleo.emulator import twin
@@ -128,13 +128,13 @@ def test_scontrol_show_config_and_sprio_weights(tmp_path):
 ])
 def test_bad_files_exit_2_naming_file_line_key(tmp_path, line, where):
     path = _write(tmp_path, "bad.conf", "PriorityType=priority/multifactor\n" + line + "\n")
-    result = CliRunner().invoke(cli, ["policy", "from-slurm", str(path)], catch_exceptions=False)
+    result = MalleoRunner().invoke(cli, ["policy", "from-slurm", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
     assert f"{path}:2: {where}" in result.output
 
 
 def test_missing_file_and_existing_output(tmp_path):
-    runner = CliRunner()
+    runner = MalleoRunner()
     result = runner.invoke(cli, ["policy", "from-slurm", str(tmp_path / "none.conf")],
                            catch_exceptions=False)
     assert result.exit_code == 2 and "not found" in result.output
@@ -163,7 +163,7 @@ def test_per_user_and_group_limits_are_listed_as_not_modelled(tmp_path):
     conf = _write(tmp_path, "slurm.conf", SLURM_CONF + "AccountingStorageEnforce=limits,qos\n")
     qos = _write(tmp_path, "qos.txt", QOS_LIMITS)
     assoc = _write(tmp_path, "assoc.txt", ASSOC_LIMITS)
-    result = CliRunner().invoke(cli, ["policy", "from-slurm", "--json", str(conf), "--limits",
+    result = MalleoRunner().invoke(cli, ["policy", "from-slurm", "--json", str(conf), "--limits",
                                       str(qos), "--limits", str(assoc)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     unmodelled = {u["key"]: u for u in json.loads(result.output)["unmodelled"]}
@@ -179,7 +179,7 @@ def test_per_user_and_group_limits_are_listed_as_not_modelled(tmp_path):
     assert not any(k.startswith(("QOS=normal", "Account=root")) for k in unmodelled)
     # Without AccountingStorageEnforce=limits Slurm does not enforce them either: said so.
     plain = _write(tmp_path, "plain.conf", SLURM_CONF)
-    result = CliRunner().invoke(cli, ["policy", "from-slurm", "--json", str(plain), "--limits",
+    result = MalleoRunner().invoke(cli, ["policy", "from-slurm", "--json", str(plain), "--limits",
                                       str(qos)], catch_exceptions=False)
     why = {u["key"]: u["why"] for u in json.loads(result.output)["unmodelled"]}
     assert "does not enforce it either" in why["QOS=short.MaxJobsPU"]
@@ -192,7 +192,7 @@ def test_per_user_and_group_limits_are_listed_as_not_modelled(tmp_path):
 def test_bad_limits_files_exit_2_naming_file_line(tmp_path, text, where):
     conf = _write(tmp_path, "slurm.conf", SLURM_CONF)
     bad = _write(tmp_path, "limits.txt", text)
-    result = CliRunner().invoke(cli, ["policy", "from-slurm", str(conf), "--limits", str(bad)],
+    result = MalleoRunner().invoke(cli, ["policy", "from-slurm", str(conf), "--limits", str(bad)],
                                 catch_exceptions=False)
     assert result.exit_code == 2
     assert f"{bad}{where}" in result.output
@@ -203,7 +203,7 @@ def test_round_trip_through_policy_show(tmp_path):
     reads back with the site's values."""
     conf = _write(tmp_path, "slurm.conf", SLURM_CONF)
     out = tmp_path / "site.toml"
-    runner = CliRunner()
+    runner = MalleoRunner()
     result = runner.invoke(cli, ["policy", "from-slurm", str(conf), "-o", str(out)],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -352,7 +352,7 @@ def multifactor_cluster():
 @pytest.mark.slurm
 def test_live_import_round_trips(multifactor_cluster, tmp_path):
     out = tmp_path / "live.toml"
-    runner = CliRunner()
+    runner = MalleoRunner()
     result = runner.invoke(cli, ["policy", "from-slurm", "--slurm-conf", multifactor_cluster,
                                  "-o", str(out)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -376,7 +376,7 @@ def test_live_import_round_trips(multifactor_cluster, tmp_path):
 
 @pytest.mark.slurm
 def test_live_basic_priority_imports_as_fcfs(slurm_cluster, tmp_path):
-    result = CliRunner().invoke(cli, ["policy", "from-slurm", "--json", "--slurm-conf",
+    result = MalleoRunner().invoke(cli, ["policy", "from-slurm", "--json", "--slurm-conf",
                                       slurm_cluster.conf], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -389,7 +389,7 @@ def test_emulator_starts_slurm_s_jobs_in_the_same_order(multifactor_cluster, tmp
     and priority/multifactor; the emulator with the imported policy, on Slurm's state at
     Slurm's own scheduling instants, starts at least 90% of them in the same order."""
     out = tmp_path / "validate"
-    result = CliRunner().invoke(cli, ["slurm", "validate", "--json", "-o", str(out),
+    result = MalleoRunner().invoke(cli, ["slurm", "validate", "--json", "-o", str(out),
                                       "--slurm-conf", multifactor_cluster],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
