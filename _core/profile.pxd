@@ -166,18 +166,10 @@ cdef inline void profile_release(profile_t* p) noexcept nogil:
     p.n = 0
 
 
-cdef inline bint _grow_procs(procs_t** a, intp_t cap) noexcept nogil:
-    """realloc one summary array to ``cap`` entries; False on failure (``a`` kept)."""
-    cdef procs_t* r = <procs_t*> realloc(a[0], cap * sizeof(procs_t))
-    if r == NULL:
-        return False
-    a[0] = r
-    return True
-
-
-cdef inline bint _grow_times(simtime_t** a, intp_t cap) noexcept nogil:
-    """realloc one per-block time array to ``cap`` entries; False on failure."""
-    cdef simtime_t* r = <simtime_t*> realloc(a[0], cap * sizeof(simtime_t))
+cdef inline bint _grow(void** a, intp_t cap, size_t item) noexcept nogil:
+    """realloc one per-block array to ``cap`` entries of ``item`` bytes; False on failure
+    (``a`` kept)."""
+    cdef void* r = realloc(a[0], cap * item)
     if r == NULL:
         return False
     a[0] = r
@@ -187,18 +179,16 @@ cdef inline bint _grow_times(simtime_t** a, intp_t cap) noexcept nogil:
 cdef inline int _profile_room(profile_t* p) except -1 nogil:
     """Make room for one more block (doubling)."""
     cdef intp_t cap
-    cdef pblock_t* b
     if p.nb < p.cap:
         return 0
     cap = p.cap * 2 if p.cap > 0 else 4
-    b = <pblock_t*> realloc(p.blk, cap * sizeof(pblock_t))
-    if b == NULL:
-        with gil:
-            raise MemoryError("availability profile")
-    p.blk = b
-    if not (_grow_procs(&p.badd, cap) and _grow_procs(&p.blo, cap)
-            and _grow_procs(&p.bhi, cap) and _grow_procs(&p.glo, cap)
-            and _grow_procs(&p.ghi, cap) and _grow_times(&p.bfirst, cap)):
+    if not (_grow(<void**> &p.blk, cap, sizeof(pblock_t))
+            and _grow(<void**> &p.badd, cap, sizeof(procs_t))
+            and _grow(<void**> &p.blo, cap, sizeof(procs_t))
+            and _grow(<void**> &p.bhi, cap, sizeof(procs_t))
+            and _grow(<void**> &p.glo, cap, sizeof(procs_t))
+            and _grow(<void**> &p.ghi, cap, sizeof(procs_t))
+            and _grow(<void**> &p.bfirst, cap, sizeof(simtime_t))):
         with gil:
             raise MemoryError("availability profile")
     p.cap = cap

@@ -22,8 +22,7 @@ from malleo.knobs import Knob, core_knobs, knob
 from malleo.policy import Policy
 
 __all__ = ["CorePolicy", "compile_policy", "make_core_policy_class", "codes",
-           "ORDER_CODES", "BACKFILL_CODES", "ESTIMATE_CODES", "RECONFIG_POLICY_CODES",
-           "SPEEDUP_CODES", "START_SIZE_CODES", "BACKFILL_ORDER_CODES"]
+           "ORDER_CODES", "ESTIMATE_CODES"]
 
 
 def codes(key: str) -> dict[str, int]:
@@ -33,12 +32,7 @@ def codes(key: str) -> dict[str, int]:
 
 
 ORDER_CODES = codes("order")
-BACKFILL_CODES = codes("backfill")
 ESTIMATE_CODES = codes("estimate")
-BACKFILL_ORDER_CODES = codes("backfill_order")
-RECONFIG_POLICY_CODES = codes("malleability.policy")
-SPEEDUP_CODES = codes("malleability.speedup")
-START_SIZE_CODES = codes("malleability.start_size")
 
 _CORE_TYPES = {"choice": "int", "speedup": "int", "int": "int", "float": "float",
                "bool": "bool"}
