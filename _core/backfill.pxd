@@ -16,9 +16,11 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_take_tail, profile_value, profile_locate, align_up,
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
-                      dec_may_fit, dec_end, profile_merge_at, shape_note_both)
+                      dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
+from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
+                      holders_remove, holders_first)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -558,17 +560,205 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     return 1
 
 
+cdef inline bint holders_usable(const sched_t* s) noexcept nogil:
+    """Whether the holder index may keep the re-plan order across passes: no waiting job's
+    queue key or estimate ever changes (static orders, fixed estimates), so two holders
+    with equal reservations keep their queue order."""
+    return (s.order != ORDER_MULTIFACTOR and not order_is_time_dependent(s.order)
+            and s.estimate != ESTIMATE_PREDICT and s.learn == NULL)
+
+
+cdef inline int holders_build(sched_t* s) except -1 nogil:
+    """The index from scratch after a rebuilt pass: every waiting job it did not start
+    (conservative starts a job exactly when its answer is now), by (reservation, queue
+    position)."""
+    cdef intp_t q, j, i
+    cdef intp_t m = 0
+    holders_clear(&s.hold)
+    for q in range(s.n_wait):
+        j = s.wait[q]
+        if s.resv_cur[j] > s.now:
+            s.rtmp[m].resv = s.resv_cur[j]
+            s.rtmp[m].pos = q
+            m += 1
+    rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
+    for i in range(m):
+        j = s.wait[s.rtmp[i].pos]
+        holders_append(&s.hold, s.rtmp[i].resv, j, hold_time(s.est[j]), s.procs[j])
+    return 0
+
+
+cdef inline bint _block_may_move(sched_t* s, const hblock_t* blk) noexcept nogil:
+    """Whether some holder of the block may get an earlier start: only where processors
+    came back (dec_may_fit), before the block's last reservation, for its smallest size
+    (a holder of the block has a later lower bound, an earlier reservation and a size no
+    smaller: if this fails, its own test fails)."""
+    if s.prof.n_dec == 0:
+        return False
+    if dec_bound(&s.prof, s.now, blk.resv[blk.n - 1]) < blk.low:
+        return False
+    return dec_may_fit(&s.prof, s.now, blk.resv[blk.n - 1], blk.low)
+
+
+cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
+    """kept_conservative with the holder index (docs/core.md "The holder index"): the
+    same answers, visiting the holders in the index's order and skipping every block whose
+    holders cannot move; 0 without changing anything when a reservation is already past
+    (then the caller rebuilds), 1 when done."""
+    cdef holders_t* h = &s.hold
+    cdef hblock_t* blk
+    cdef intp_t b, i, k, q, j, n_new, n_moved, found
+    cdef simtime_t when, hold, lb, r, hint
+    cdef procs_t n, top
+    cdef bint is_gone
+    cdef procs_t last_n = 0         # the shape last visited and its answer in this pass
+    cdef simtime_t last_hold = 0
+    cdef simtime_t last_when = -1
+    if h.n > 0 and holders_first(h) < s.now:
+        return 0
+    profile_trim(&s.prof, s.now)
+    shape_reset(&s.prof)
+    s.prof.n_hints = 0
+    s.prof.hint_next = 0
+    # the jobs without a reservation (the arrivals since the last pass) in queue order, or
+    # SJBF's (estimate, queue position) order, into rtmp[0:n_new] (FCFS: the queue's tail)
+    n_new = s.n_wait - h.n
+    found = 0
+    q = s.n_wait
+    while found < n_new and q > 0:
+        q -= 1
+        j = s.wait[q]
+        if s.resv_cur[j] < 0:
+            found += 1
+            s.rtmp[n_new - found].pos = q
+            s.rtmp[n_new - found].resv = s.est[j]
+    if s.bf_order == BFORDER_SJF:
+        rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, n_new)
+    # the holders, in (previous reservation, queue order); rtmp[n_new:] collects the moved
+    n_moved = 0
+    b = 0
+    while b < h.nb:
+        blk = h.blk[b]
+        if blk.resv[0] > s.now and not _block_may_move(s, blk):
+            b += 1
+            continue
+        i = 0
+        is_gone = False
+        top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
+        while i < blk.n:
+            r = blk.resv[i]
+            n = blk.procs[i]
+            if n > top and r > s.now:
+                i += 1              # larger than anything that came back before r
+                continue
+            hold = blk.hold[i]
+            if n == last_n and hold == last_hold and last_when >= r and r > s.now:
+                i += 1              # the same shape as the last one was answered >= r
+                continue
+            when = r
+            if r > s.now:
+                lb = shape_hint(&s.prof, n, hold)
+                if lb >= r:
+                    last_n = n
+                    last_hold = hold
+                    last_when = lb
+                    i += 1          # this shape's answer in this pass is already >= r
+                    continue
+                if lb < s.now:
+                    lb = s.now
+                # a move needs an instant before r where processors came back and n are free
+                if lb < r and dec_may_fit(&s.prof, lb, r, n):
+                    hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
+                    if hint > lb:
+                        lb = hint
+                    when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
+                if when < r:
+                    if when + hold > r:
+                        # the slots overlap on [r, when + hold): only the two ends change
+                        profile_reserve(&s.prof, when, r, n)
+                        profile_reserve(&s.prof, when + hold, r + hold, -n)
+                    else:
+                        profile_reserve(&s.prof, r, r + hold, -n)
+                        profile_reserve(&s.prof, when, when + hold, n)
+                    profile_merge_at(&s.prof, r + hold)
+                    profile_merge_at(&s.prof, r)
+                    dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
+            shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
+            last_n = n
+            last_hold = hold
+            last_when = when
+            if when == r and when > s.now:
+                i += 1
+                continue
+            j = blk.job[i]
+            give_reservation(s, j, when)
+            if when == s.now:
+                start_job(s, queue_pos(s, j))
+            else:
+                s.rtmp[n_new + n_moved].resv = when
+                s.rtmp[n_new + n_moved].pos = j
+                n_moved += 1
+            is_gone = holders_remove(h, b, i)
+            if is_gone:
+                break
+            # a move recorded where processors came back; the block may have taken in
+            # the next one: its bound again
+            top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
+        if not is_gone:
+            b += 1
+    # the jobs without a reservation: a plain search each (K holds no old reservation)
+    for k in range(n_new):
+        q = s.rtmp[k].pos
+        j = s.wait[q]
+        n = s.procs[j]
+        hold = hold_time(s.est[j])
+        lb = shape_hint(&s.prof, n, hold)
+        if lb < s.now:
+            lb = s.now
+        hint = profile_hint(&s.prof, n, hold)
+        if hint > lb:
+            lb = hint
+        when = profile_earliest(&s.prof, lb, hold, n, 1)
+        profile_reserve(&s.prof, when, when + hold, n)
+        shape_note_both(&s.prof, n, hold, when)
+        give_reservation(s, j, when)
+        if when == s.now:
+            start_job(s, q)
+            s.rtmp[k].pos = -1
+        else:
+            s.rtmp[k].resv = when
+            s.rtmp[k].pos = j
+    # the moved and new holders enter the index at their new places
+    for k in range(n_new + n_moved):
+        j = s.rtmp[k].pos
+        if j >= 0:
+            holders_insert(h, s.key, s.submit, s.rtmp[k].resv, j, hold_time(s.est[j]),
+                           s.procs[j])
+    return 1
+
+
 cdef inline int conservative_pass(sched_t* s) except -1 nogil:
-    """Conservative over the whole queue: on the kept profile when it is valid, else
-    rebuilt (conservative_backfill), then fully built and kept if the entrance asks."""
-    if not (s.is_prof_kept and kept_conservative(s)):
+    """Conservative over the whole queue: on the kept profile when it is valid (with the
+    holder index when the order allows), else rebuilt (conservative_backfill), then fully
+    built and kept if the entrance asks."""
+    cdef bint done = False
+    if s.is_prof_kept:
+        if s.is_hold_kept:
+            done = kept_by_holders(s)
+        else:
+            done = kept_conservative(s)
+    if not done:
         conservative_backfill(s, 0)
         if s.is_keep_profile:
             profile_extend(s, s.n_jobs + s.n_wait + 1)     # every release left
             s.is_prof_kept = True
+            s.is_hold_kept = holders_usable(s)
+            if s.is_hold_kept:
+                holders_build(s)
     s.prof.n_dec = 0            # the answers now hold: nothing came back since
     if s.is_prof_kept:
         _kept_check_started(s)
+    s.is_hold_kept = s.is_hold_kept and s.is_prof_kept
     return 0
 
 

@@ -95,6 +95,7 @@ cdef struct profile_t:
     # kept profile: where processors came back since the previous pass's answers (dec_add)
     simtime_t dec_a[DEC_SLOTS]              # interval starts (seconds)
     simtime_t dec_b[DEC_SLOTS]              # interval ends, exclusive (seconds)
+    procs_t dec_m[DEC_SLOTS]                # the most free on it when recorded (processors)
     intp_t n_dec                            # intervals in use
     # lazy build (backfill.pxd): releases not yet turned into breakpoints, all later than
     # the last breakpoint; the caller's sorted source is read through a cursor
@@ -835,9 +836,56 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
         i = 0
 
 
+cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
+                                    simtime_t b) noexcept nogil:
+    """The most processors free on a segment meeting [a, b) (origin <= a < b): the entries
+    of the first and last blocks, whole blocks by bhi + badd, whole groups by ghi."""
+    cdef ppos_t at = profile_locate(p, a)
+    cdef intp_t bb = at.b
+    cdef intp_t i = at.i + 1
+    cdef procs_t best = profile_value(p, at)
+    cdef procs_t v
+    cdef const pblock_t* blk = &p.blk[bb]
+    while i < blk.n:
+        if blk.time[i] >= b:
+            return best
+        v = blk.free[i] + p.badd[bb]
+        if v > best:
+            best = v
+        i += 1
+    bb += 1
+    while bb < p.nb and p.bfirst[bb] < b:
+        if (bb % PROFILE_GROUP == 0 and bb + PROFILE_GROUP < p.nb
+                and p.bfirst[bb + PROFILE_GROUP] <= b):
+            # every segment of the group starts before b
+            if p.ghi[bb // PROFILE_GROUP] > best:
+                best = p.ghi[bb // PROFILE_GROUP]
+            bb += PROFILE_GROUP
+        elif bb + 1 < p.nb and p.bfirst[bb + 1] <= b:
+            v = p.bhi[bb] + p.badd[bb]
+            if v > best:
+                best = v
+            bb += 1
+        else:
+            blk = &p.blk[bb]
+            for i in range(blk.n):
+                if blk.time[i] >= b:
+                    break
+                v = blk.free[i] + p.badd[bb]
+                if v > best:
+                    best = v
+            return best
+    return best
+
+
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
-    """Record that processors came back over [a, b) (a superset is always sound: when
-    full, the new interval is merged with the one nearest to it)."""
+    """Record that processors came back over [a, b), after they did, with the most free
+    on it now (a superset is always sound: when full, the new interval is merged with the
+    one nearest to it and the bound is taken again over the union).
+
+    Invariant (dec_may_fit's bound): every instant t of a recorded interval has at most
+    dec_m[k] free, for k the latest record holding t: free counts only grow where an
+    interval is recorded after they did, and taking processors never breaks it."""
     cdef intp_t k, best
     cdef simtime_t gap, g
     if b <= a:
@@ -845,6 +893,7 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     if p.n_dec < DEC_SLOTS:
         p.dec_a[p.n_dec] = a
         p.dec_b[p.n_dec] = b
+        p.dec_m[p.n_dec] = profile_max_over(p, a, b)
         p.n_dec += 1
         return
     best = 0
@@ -858,16 +907,35 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
         p.dec_a[best] = a
     if b > p.dec_b[best]:
         p.dec_b[best] = b
+    p.dec_m[best] = profile_max_over(p, p.dec_a[best], p.dec_b[best])
 
 
-cdef inline bint dec_may_fit(const profile_t* p, simtime_t lo, simtime_t hi,
+cdef inline procs_t dec_bound(const profile_t* p, simtime_t lo, simtime_t hi) noexcept nogil:
+    """The most free processors any instant of [lo, hi) inside a recorded interval can
+    have (dec_m of the intervals meeting it; -1 if none): a job larger than that cannot
+    use what came back before hi."""
+    cdef intp_t k
+    cdef procs_t m = -1
+    for k in range(p.n_dec):
+        if p.dec_a[k] < hi and p.dec_b[k] > lo and p.dec_m[k] > m:
+            m = p.dec_m[k]
+    return m
+
+
+cdef inline bint dec_may_fit(profile_t* p, simtime_t lo, simtime_t hi,
                              procs_t procs) noexcept nogil:
     """Whether some instant of [lo, hi) inside a recorded interval has at least ``procs``
-    free (False: the processors that came back cannot serve a job of that size there)."""
+    free (False: the processors that came back cannot serve a job of that size there).
+    An interval whose bound dec_m is below ``procs`` is passed over without a look at
+    the profile: an instant of it with ``procs`` free lies in a later record (dec_add).
+    An interval looked at whole and found short lowers its bound to ``procs`` - 1 (free
+    counts there only grow under a later record)."""
     cdef intp_t k
     cdef simtime_t a, b
     cdef ppos_t at
     for k in range(p.n_dec):
+        if p.dec_m[k] < procs:
+            continue
         a = p.dec_a[k] if p.dec_a[k] > lo else lo
         b = p.dec_b[k] if p.dec_b[k] < hi else hi
         if a >= b:
@@ -875,6 +943,8 @@ cdef inline bint dec_may_fit(const profile_t* p, simtime_t lo, simtime_t hi,
         at = profile_locate(p, a)
         if profile_value(p, at) >= procs or _next_at_least_before(p, &at, procs, b):
             return True
+        if a == p.dec_a[k] and b == p.dec_b[k]:
+            p.dec_m[k] = procs - 1
     return False
 
 

@@ -17,6 +17,7 @@ from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
 from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
+from holders cimport holders_t, holders_release
 
 
 cdef struct run_t:
@@ -104,6 +105,8 @@ cdef struct sched_t:
     # conservative, kept profile (backfill.pxd, issue 16): set by loop.simulate only
     bint is_keep_profile      # the entrance reports completions (backfill.kept_release)
     bint is_prof_kept         # prof = running set + every reservation of the last pass
+    holders_t hold            # the waiting holders in re-plan order (holders.pxd)
+    bint is_hold_kept         # hold = every waiting job with a reservation (static orders)
     # slurm, resumed pass (backfill.pxd, issue 16): set by loop.simulate only
     bint is_slurm_resume      # the entrance allows resuming the last slurm pass
     bint sr_valid             # the last pass was a slurm pass whose walk started nothing
@@ -559,3 +562,5 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     s.started_pos = NULL
     s.started_tmp = NULL
     profile_release(&s.prof)
+    holders_release(&s.hold)
+    s.is_hold_kept = False
