@@ -95,7 +95,8 @@ cdef struct profile_t:
     # kept profile: where processors came back since the previous pass's answers (dec_add)
     simtime_t dec_a[DEC_SLOTS]              # interval starts (seconds)
     simtime_t dec_b[DEC_SLOTS]              # interval ends, exclusive (seconds)
-    procs_t dec_m[DEC_SLOTS]                # the most free on it when recorded (processors)
+    procs_t dec_m[DEC_SLOTS]                # bound on its free counts (processors), -1: not
+                                            # taken yet (dec_bound takes it on first use)
     intp_t n_dec                            # intervals in use
     # lazy build (backfill.pxd): releases not yet turned into breakpoints, all later than
     # the last breakpoint; the caller's sorted source is read through a cursor
@@ -879,13 +880,14 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
 
 
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
-    """Record that processors came back over [a, b), after they did, with the most free
-    on it now (a superset is always sound: when full, the new interval is merged with the
-    one nearest to it and the bound is taken again over the union).
+    """Record that processors came back over [a, b), after they did (a superset is always
+    sound: when full, the new interval is merged with the one nearest to it).  Its bound
+    dec_m is taken on first use (dec_bound: the most free on it then).
 
     Invariant (dec_may_fit's bound): every instant t of a recorded interval has at most
-    dec_m[k] free, for k the latest record holding t: free counts only grow where an
-    interval is recorded after they did, and taking processors never breaks it."""
+    dec_m[k] free, for k the latest record holding t, once dec_m[k] is taken (>= 0): free
+    counts only grow where an interval is recorded after they did, and taking processors
+    never breaks it."""
     cdef intp_t k, best
     cdef simtime_t gap, g
     if b <= a:
@@ -893,7 +895,7 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     if p.n_dec < DEC_SLOTS:
         p.dec_a[p.n_dec] = a
         p.dec_b[p.n_dec] = b
-        p.dec_m[p.n_dec] = profile_max_over(p, a, b)
+        p.dec_m[p.n_dec] = -1
         p.n_dec += 1
         return
     best = 0
@@ -907,18 +909,21 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
         p.dec_a[best] = a
     if b > p.dec_b[best]:
         p.dec_b[best] = b
-    p.dec_m[best] = profile_max_over(p, p.dec_a[best], p.dec_b[best])
+    p.dec_m[best] = -1
 
 
-cdef inline procs_t dec_bound(const profile_t* p, simtime_t lo, simtime_t hi) noexcept nogil:
+cdef inline procs_t dec_bound(profile_t* p, simtime_t lo, simtime_t hi) noexcept nogil:
     """The most free processors any instant of [lo, hi) inside a recorded interval can
-    have (dec_m of the intervals meeting it; -1 if none): a job larger than that cannot
-    use what came back before hi."""
+    have (dec_m of the intervals meeting it, taken now where not yet; -1 if none): a job
+    larger than that cannot use what came back before hi."""
     cdef intp_t k
     cdef procs_t m = -1
     for k in range(p.n_dec):
-        if p.dec_a[k] < hi and p.dec_b[k] > lo and p.dec_m[k] > m:
-            m = p.dec_m[k]
+        if p.dec_a[k] < hi and p.dec_b[k] > lo:
+            if p.dec_m[k] < 0:
+                p.dec_m[k] = profile_max_over(p, p.dec_a[k], p.dec_b[k])
+            if p.dec_m[k] > m:
+                m = p.dec_m[k]
     return m
 
 
@@ -934,7 +939,7 @@ cdef inline bint dec_may_fit(profile_t* p, simtime_t lo, simtime_t hi,
     cdef simtime_t a, b
     cdef ppos_t at
     for k in range(p.n_dec):
-        if p.dec_m[k] < procs:
+        if 0 <= p.dec_m[k] < procs:
             continue
         a = p.dec_a[k] if p.dec_a[k] > lo else lo
         b = p.dec_b[k] if p.dec_b[k] < hi else hi
