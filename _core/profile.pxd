@@ -80,6 +80,7 @@ cdef struct profile_t:
     intp_t nb         # blocks in use (1 after profile_reset)
     intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
+    intp_t loc_b      # profile_locate's last block (a cache: checked before use)
     # earliest-fit answers since the last reset, as lower bounds for later queries
     procs_t hint_procs[PROFILE_HINTS]       # size asked (processors)
     simtime_t hint_dur[PROFILE_HINTS]       # duration asked (seconds)
@@ -127,6 +128,7 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.nb = 0
     p.cap = nb
     p.n = 0
+    p.loc_b = 0
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -263,6 +265,7 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     always exists after profile_init)."""
     cdef pblock_t* blk = &p.blk[0]
     p.nb = 1
+    p.loc_b = 0
     p.n = 1
     blk.n = 1
     blk.time[0] = origin
@@ -465,17 +468,26 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
 cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogil:
     """The breakpoint starting the segment that holds ``t`` (``t`` >= the origin): a
     binary search over the blocks' first times, then within the block."""
-    cdef intp_t lo = 0
+    cdef intp_t lo = p.loc_b
     cdef intp_t hi = p.nb - 1
     cdef intp_t mid
     cdef ppos_t r
     cdef const pblock_t* blk
-    while lo < hi:                                  # last block whose first time <= t
-        mid = (lo + hi + 1) >> 1
-        if p.bfirst[mid] <= t:
-            lo = mid
-        else:
-            hi = mid - 1
+    # last block whose first time <= t: the last answer's block or the next one when it
+    # still fits (successive queries are mostly close in time), else a binary search
+    if lo < hi and p.bfirst[lo] <= t and p.bfirst[lo + 1] > t:
+        pass
+    elif lo + 1 < hi and p.bfirst[lo + 1] <= t and p.bfirst[lo + 2] > t:
+        lo += 1
+    elif not (lo == hi and p.bfirst[lo] <= t):
+        lo = 0
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            if p.bfirst[mid] <= t:
+                lo = mid
+            else:
+                hi = mid - 1
+    (<profile_t*> p).loc_b = lo
     r.b = lo
     blk = &p.blk[lo]
     lo = 0
