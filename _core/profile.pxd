@@ -65,7 +65,7 @@ cdef enum:
 
 
 cdef enum:
-    DEC_SLOTS = 16        # kept profile: intervals where processors came back (dec_add)
+    DEC_SLOTS = 4         # kept profile: intervals where processors came back (dec_add)
 
 
 cdef struct profile_t:
