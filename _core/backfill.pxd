@@ -16,7 +16,8 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_take_tail, profile_value, profile_locate, align_up,
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
-                      dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound)
+                      dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
+                      profile_reserve_merge)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
@@ -487,8 +488,8 @@ cdef inline int kept_release(sched_t* s, intp_t j) except -1 nogil:
     """Job j completed at s.now (after release_job): with a kept profile its processors
     come back over [now, its expected end)."""
     if s.is_prof_kept and s.exp_end[j] > s.now:
-        profile_reserve(&s.prof, s.now, s.exp_end[j], -s.procs[j])
-        profile_merge_at(&s.prof, s.exp_end[j])     # its release may now be stale
+        profile_reserve_merge(&s.prof, s.now, s.exp_end[j], -s.procs[j])  # its release
+                                                    # may now be a stale breakpoint
         dec_add(&s.prof, s.now, s.exp_end[j])
     return 0
 
@@ -673,15 +674,17 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         lb = hint
                     when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
                 if when < r:
+                    # the old slot's two ends may now be stale breakpoints, merged where
+                    # the reservation that ends there just split them (no search again):
+                    # neither update changes the counts next to the other's end
                     if when + hold > r:
                         # the slots overlap on [r, when + hold): only the two ends change
-                        profile_reserve(&s.prof, when, r, n)
-                        profile_reserve(&s.prof, when + hold, r + hold, -n)
+                        profile_reserve_merge(&s.prof, when, r, n)
+                        profile_reserve_merge(&s.prof, when + hold, r + hold, -n)
                     else:
-                        profile_reserve(&s.prof, r, r + hold, -n)
+                        profile_reserve_merge(&s.prof, r, r + hold, -n)
                         profile_reserve(&s.prof, when, when + hold, n)
-                    profile_merge_at(&s.prof, r + hold)
-                    profile_merge_at(&s.prof, r)
+                        profile_merge_at(&s.prof, r)     # when + hold may be r itself
                     dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
             shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
             last_n = n

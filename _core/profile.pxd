@@ -691,12 +691,9 @@ cdef inline int _profile_split(profile_t* p, simtime_t t, ppos_t* at) except -1 
     return 0
 
 
-cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
-                                procs_t procs) except -1 nogil:
-    """Take ``procs`` processors over [start, end) (start >= the origin); empty if end <= start.
-
-    Splits at ``start`` and ``end``, then subtracts entry by entry in the first and last
-    blocks touched and lazily (``add``) on the whole blocks between."""
+cdef inline int _profile_reserve_z(profile_t* p, simtime_t start, simtime_t end,
+                                   procs_t procs, ppos_t* zout) except -1 nogil:
+    """profile_reserve; the breakpoint at ``end`` goes to ``zout`` (end > start)."""
     cdef ppos_t a, z
     cdef intp_t b, i
     cdef pblock_t* blk
@@ -706,6 +703,7 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     _profile_split(p, start, &a)
     nb = p.nb
     _profile_split(p, end, &z)                      # exclusive; inserted after a
+    zout[0] = z
     if p.nb != nb:                                  # a block split may have moved a
         a = profile_locate(p, start)
     if a.b == z.b:
@@ -729,6 +727,36 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     _groups_add(p, a.b, z.b + 1, -procs)     # shifts or recomputes every group touched
     return 0
 
+
+cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
+                                procs_t procs) except -1 nogil:
+    """Take ``procs`` processors over [start, end) (start >= the origin); empty if end <= start.
+
+    Splits at ``start`` and ``end``, then subtracts entry by entry in the first and last
+    blocks touched and lazily (``add``) on the whole blocks between."""
+    cdef ppos_t z
+    return _profile_reserve_z(p, start, end, procs, &z)
+
+
+cdef inline int profile_reserve_merge(profile_t* p, simtime_t start, simtime_t end,
+                                      procs_t procs) except -1 nogil:
+    """profile_reserve, then profile_merge_at(end) without locating ``end`` again: the
+    breakpoint the reservation split at its end is dropped when it is not first in its
+    block and the segment before it now holds the same count."""
+    cdef ppos_t z
+    cdef pblock_t* blk
+    if end <= start:
+        return 0
+    _profile_reserve_z(p, start, end, procs, &z)
+    blk = &p.blk[z.b]
+    if z.i == 0 or blk.free[z.i] != blk.free[z.i - 1]:
+        return 0
+    if z.i + 1 < blk.n:
+        memmove(blk.time + z.i, blk.time + z.i + 1, (blk.n - z.i - 1) * sizeof(simtime_t))
+        memmove(blk.free + z.i, blk.free + z.i + 1, (blk.n - z.i - 1) * sizeof(procs_t))
+    blk.n -= 1
+    p.n -= 1
+    return 0
 
 
 cdef inline void profile_merge_at(profile_t* p, simtime_t t) noexcept nogil:
