@@ -117,6 +117,32 @@ def test_parse_sinfo_merges_partitions_and_reads_availability():
     assert not nodes["n4"].is_available
 
 
+def test_parse_sinfo_expands_groups():
+    """The grouped read (one line per group of alike nodes, as sinfo without --Node
+    prints): every node of a group is a row; a group's CPUsState is its sum, split exactly
+    for idle, full and one-node groups, as the mean for several partly allocated nodes."""
+    text = ("n[1-3],m7|batch|idle|32|0/128/0/128|\n"
+            "n[4-5]|batch|allocated|16|32/0/0/32|\n"
+            "n6|batch|mixed|32|8/24/0/32|\n"
+            "n[7-8]|batch|mixed|32|24/40/0/64|\n"
+            "n[1-2]|debug|idle+drain|32|0/0/64/64|\n")
+    t = columns.parse_sinfo(text)
+    assert [n.decode() for n in t.name.tolist()] == [
+        "n1", "n2", "n3", "m7", "n4", "n5", "n6", "n7", "n8", "n1", "n2"]
+    assert t.partition.tolist() == [b"batch"] * 9 + [b"debug"] * 2
+    assert t.cpus.tolist() == [32] * 4 + [16, 16] + [32] * 5
+    assert t.alloc_cpus.tolist() == [0] * 4 + [16, 16, 8, 12, 12, 0, 0]
+    assert t.is_available.tolist() == [True] * 9 + [False] * 2
+    names, cpus = t.usable("batch")
+    assert names == ["n1", "n2", "n3", "m7", "n4", "n5", "n6", "n7", "n8"]
+    assert t.distinct_names() == 9
+    nodes = {n.name: n for n in t}
+    assert nodes["n1"].partitions == ("batch", "debug") and nodes["n1"].flags == ()
+    assert t.usable("debug")[0] == []
+    with pytest.raises(SlurmParseError, match=r"line 1: field 1 \(NodeList\)"):
+        columns.parse_sinfo("n[1-|batch|idle|32|0/32/0/32|\n")
+
+
 @pytest.mark.parametrize("text, where", [
     ("n1|batch|idle|32|\n", "line 1: field 5 (CPUsState) missing"),
     ("n1|batch|idle|x|0/32/0/32|\n", "line 1: field 4 (CPUs): not a number: 'x'"),
@@ -126,7 +152,7 @@ def test_parse_sinfo_merges_partitions_and_reads_availability():
 def test_parse_sinfo_refuses_bad_lines(text, where):
     with pytest.raises(SlurmParseError) as err:
         columns.parse_sinfo(text)
-    assert str(err.value).startswith(f"sinfo -N --Format: {where}")
+    assert str(err.value).startswith(f"sinfo --Format: {where}")
 
 
 def test_backend_read_mode_is_checked(monkeypatch):

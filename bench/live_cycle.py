@@ -1,0 +1,110 @@
+"""The agent's whole cycle against a real Slurm, part by part (figures only, no assertions).
+
+Runs ``Agent.cycle()`` (plugin/agent/loop.py: the ping and the read of Slurm's state, the
+conversion, the plan, the priorities and their writes) on the cluster ``SLURM_CONF`` names,
+``--cycles`` times in priority mode, and prints for each cycle the wall seconds of every part
+(``CycleResult.parts``: ``read`` and the backend's split of it, ``convert``, ``plan``,
+``apply``), the whole cycle's wall seconds, and the CPU seconds of this process and of the
+Slurm commands it ran.  The first cycle writes the priorities the plan wants (every pending
+job's, once); the next ones find them written, as the running agent does between changes.
+
+A cluster of 10,000 nodes and 10,000 pending jobs: bench/live_cluster.sh (about 4 minutes).
+
+    SLURM_CONF=... python bench/live_cycle.py [--policy fcfs+conservative] [--cycles 4]
+        [--backend cli|pyslurm] [--read compact|json] [--sequential]
+
+``--sequential`` reads as the agent did before (the ping, then each command after the
+other: the base class's ``cycle_read``), for comparison.  The other figures of the cycle
+without Slurm (synthetic queues, every schema) are bench/plan_agent.py's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _cpu() -> tuple[float, float]:
+    t = os.times()
+    return t.user + t.system, t.children_user + t.children_system
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--policy", default="fcfs+conservative")
+    ap.add_argument("--cycles", type=int, default=4)
+    ap.add_argument("--backend", choices=("cli", "pyslurm"), default="cli")
+    ap.add_argument("--read", choices=("compact", "json"), default="compact")
+    ap.add_argument("--sequential", action="store_true",
+                    help="read one command after the other (the agent before issue 16's "
+                         "concurrent read)")
+    args = ap.parse_args()
+    conf = os.environ.get("SLURM_CONF")
+    if not conf:
+        print("live_cycle: set SLURM_CONF to a running cluster (bench/live_cluster.sh)",
+              file=sys.stderr)
+        return 2
+
+    from malleo.emulator.cli._options import parse_policy_spec
+    from malleo.plugin.agent.loop import Agent
+    from malleo.plugin.backends import SlurmBackend, select_backend
+    from malleo.plugin.backends.cli import CliBackend
+
+    policy = parse_policy_spec(args.policy)
+    if args.backend == "cli":
+        backend = CliBackend(conf=conf, read=args.read)
+    else:
+        backend = select_backend(conf, kind="pyslurm")
+    if args.sequential:
+        backend.cycle_read = lambda ping=True: SlurmBackend.cycle_read(backend, ping)
+    with tempfile.TemporaryDirectory(prefix="malleo-live-cycle-") as tmp:
+        policy_file = Path(tmp) / "policy.toml"
+        lines = [f'order = "{policy.order}"', f'backfill = "{policy.backfill}"']
+        policy_file.write_text("\n".join(lines) + "\n")
+        agent = Agent(backend, policy_file, dry_run=False)
+        version = ".".join(map(str, backend.version()))
+        rows = []
+        for k in range(args.cycles):
+            cpu0, child0 = _cpu()
+            t0 = time.perf_counter()
+            result = agent.cycle()
+            wall = time.perf_counter() - t0
+            cpu1, child1 = _cpu()
+            row = {"cycle": k + 1, "wall_s": round(wall, 4),
+                   "cpu_agent_s": round(cpu1 - cpu0, 4),
+                   "cpu_slurm_commands_s": round(child1 - child0, 4),
+                   "writes": len(result.writes),
+                   **{f"{part}_s": round(v, 4) for part, v in result.parts.items()}}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        steady = rows[1:] or rows
+        inputs = result.inputs
+        summary = {
+            "slurm": version, "backend": backend.name,
+            "read": "sequential" if args.sequential else getattr(backend, "read", "pyslurm"),
+            "policy": policy.describe(), "pending": len(inputs.pending_ids),
+            "running": len(inputs.running_ids), "skipped": len(inputs.skipped),
+            "nodes": inputs.total, "starts_now": len(result.started_now),
+            "steady_cycles": len(steady),
+            "steady_wall_median_s": round(statistics.median(r["wall_s"] for r in steady), 4),
+            "steady_cpu_agent_median_s": round(
+                statistics.median(r["cpu_agent_s"] for r in steady), 4),
+            "steady_cpu_slurm_commands_median_s": round(
+                statistics.median(r["cpu_slurm_commands_s"] for r in steady), 4),
+        }
+        for part in sorted({p for r in steady for p in r if p.endswith("_s")
+                            and p not in ("wall_s", "cpu_agent_s", "cpu_slurm_commands_s")}):
+            summary[f"steady_{part}_median"] = round(
+                statistics.median(r.get(part, 0.0) for r in steady), 4)
+        summary["load_average"] = os.getloadavg()[0]
+        print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
