@@ -11,7 +11,7 @@ job's, once); the next ones find them written, as the running agent does between
 A cluster of 10,000 nodes and 10,000 pending jobs: bench/live_cluster.sh (about 4 minutes).
 
     SLURM_CONF=... python bench/live_cycle.py [--policy fcfs+conservative] [--cycles 4]
-        [--backend cli|pyslurm] [--read compact|json] [--sequential]
+        [--backend cli|pyslurm] [--read compact|json] [--change] [--sequential]
 
 ``--sequential`` reads as the agent did before (the ping, then each command after the
 other: the base class's ``cycle_read``), for comparison.  The other figures of the cycle
@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +41,11 @@ def main() -> int:
     ap.add_argument("--cycles", type=int, default=4)
     ap.add_argument("--backend", choices=("cli", "pyslurm"), default="cli")
     ap.add_argument("--read", choices=("compact", "json"), default="compact")
+    ap.add_argument("--change", action="store_true",
+                    help="before each cycle after the first, submit one held job (sbatch "
+                         "--hold, not timed), so the cycle reads a queue that changed, as a "
+                         "cycle triggered by the agent's change poll does; cancelled at the "
+                         "end")
     ap.add_argument("--sequential", action="store_true",
                     help="read one command after the other (the agent before issue 16's "
                          "concurrent read)")
@@ -68,8 +74,14 @@ def main() -> int:
         policy_file.write_text("\n".join(lines) + "\n")
         agent = Agent(backend, policy_file, dry_run=False)
         version = ".".join(map(str, backend.version()))
-        rows = []
+        rows, extra = [], []
         for k in range(args.cycles):
+            if args.change and k:
+                out = subprocess.run(["sbatch", "--parsable", "--hold", "-N1", "-t", "5",
+                                      "-o", "/dev/null", "--chdir", "/tmp", "--wrap", "true"],
+                                     capture_output=True, text=True, check=True).stdout
+                extra.append(out.strip().split(";")[0])
+                time.sleep(0.2)
             cpu0, child0 = _cpu()
             t0 = time.perf_counter()
             result = agent.cycle()
@@ -101,8 +113,11 @@ def main() -> int:
                             and p not in ("wall_s", "cpu_agent_s", "cpu_slurm_commands_s")}):
             summary[f"steady_{part}_median"] = round(
                 statistics.median(r.get(part, 0.0) for r in steady), 4)
+        summary["change_between_cycles"] = args.change
         summary["load_average"] = os.getloadavg()[0]
         print(json.dumps(summary, indent=2))
+        if extra:
+            subprocess.run(["scancel", *extra], check=False)
     return 0
 
 

@@ -264,6 +264,29 @@ def test_compact_and_json_reads_give_the_same_plan(slurm_cluster, slurm_jobs):
     assert p1.decisions.reservation.tolist() == p2.decisions.reservation.tolist()
 
 
+@pytest.mark.slurm
+def test_reads_at_once_equal_reads_one_by_one(slurm_cluster, slurm_jobs):
+    """The cycle's read (ping, partitions, grouped sinfo and squeue started at once) gives
+    what the same reads give one after the other, and times each part."""
+    from malleo.plugin.backends import SlurmBackend
+
+    backend = CliBackend(conf=slurm_cluster.conf, read="compact")
+    for k in range(3):
+        out = backend._run(["sbatch", "--parsable", "--hold", "-N1", "-t", "5",
+                            "--output=/dev/null", "--chdir=/tmp", "--wrap", "true"])
+        slurm_jobs.append(int(out.strip().split(";")[0]))
+    parts, nodes, jobs = backend.cycle_read()
+    assert set(backend.last_read) >= {"ping", "partitions", "sinfo", "squeue", "parse_sinfo",
+                                      "parse_squeue", "read"}
+    parts2, nodes2, jobs2 = SlurmBackend.cycle_read(backend)
+    assert parts == parts2
+    assert sorted(nodes, key=lambda n: n.name) == sorted(nodes2, key=lambda n: n.name)
+    assert len(nodes.name) == len(slurm_cluster.node_names)
+    assert jobs.fingerprint() == jobs2.fingerprint()
+    assert set(slurm_jobs) <= set(jobs.job_id.tolist())
+    assert sorted(jobs, key=lambda j: j.job_id) == sorted(jobs2, key=lambda j: j.job_id)
+
+
 @pytest.mark.parametrize("text", ["", "n1", "n[1-3]", "n[1-3,7],gpu[08-10],login",
                                   "r[1-2]n[01-04]", "(null)", "a[3-3]b"])
 def test_hostlist_count_is_the_length_of_the_expansion(text):

@@ -223,13 +223,16 @@ class LivePlanner:
         d = live.decisions
         if d is None:
             return
-        ids = live.inputs.pending_ids.tolist()
+        ids = np.asarray(live.inputs.pending_ids, dtype=np.int64)
+        resv = np.asarray(d.reservation)
+        prio = np.asarray(d.priority, dtype=np.float64)
+        planned, scored = resv >= 0, ~np.isnan(prio)
+        reservation = dict(zip(ids[planned].tolist(), resv[planned].astype(np.int64).tolist()))
+        priority = dict(zip(ids[scored].tolist(), prio[scored].tolist()))
         with self._lock:
             self.memory.plan_state = d.state
-            self.memory.reservation = {j: int(r) for j, r in zip(ids, d.reservation.tolist())
-                                       if r >= 0}
-            self.memory.priority = {j: float(p) for j, p in zip(ids, d.priority.tolist())
-                                    if not np.isnan(p)}
+            self.memory.reservation = reservation
+            self.memory.priority = priority
 
 
 def _moldable(inputs: PlanInputs, snapshot: Snapshot) -> PlanInputs:
