@@ -19,7 +19,7 @@ was built for, once; the result is cached by the header's hash (``MALLEO_CACHE_D
 ``$XDG_CACHE_HOME/malleo``, else ``~/.cache/malleo``).  The header is looked up next to the
 library (``PREFIX/include`` for ``PREFIX/lib/libslurm.so``), in ``MALLEO_SLURM_INCLUDE``, or
 in /usr/include.  Without a C compiler or the header the backend reads through pyslurm's
-objects instead (slower, the same tables): :func:`unavailable_reason` says why.
+objects instead (slower, the same tables): ``PyslurmBackend.columns_unavailable`` says why.
 
 "No change" answers: both loads pass the ``last_update`` of the previous answer; Slurm then
 answers SLURM_NO_CHANGE_IN_DATA when nothing changed (no RPC payload, no unpacking), and the
@@ -470,17 +470,6 @@ class Reader:
         t.state = [s for s, k in zip(text, repeat.tolist()) for _ in range(k)]
         t.is_available = np.repeat(columns.available(state), repeat)
         return t
-
-
-def unavailable_reason(lib: str | None) -> str | None:
-    """None when :func:`make_reader` can work with ``lib``, else why not."""
-    if lib is None:
-        return "no libslurm loaded in this process"
-    try:
-        layout(header_for(lib))
-    except LayoutUnavailable as exc:
-        return str(exc)
-    return None
 
 
 def make_reader() -> Reader:
