@@ -1,7 +1,8 @@
 """The agent's whole cycle against a real Slurm, part by part (figures only, no assertions).
 
 Runs ``Agent.cycle()`` (plugin/agent/loop.py: the ping and the read of Slurm's state, the
-conversion, the plan, the priorities and their writes) on the cluster ``SLURM_CONF`` names,
+conversion, the plan, the priorities and their writes) on the cluster ``--slurm-conf`` names
+(it writes its pending jobs' priorities: never name a production cluster),
 ``--cycles`` times in priority mode, and prints for each cycle the wall seconds of every part
 (``CycleResult.parts``: ``read`` and the backend's split of it, ``convert``, ``plan``,
 ``apply``), the whole cycle's wall seconds, and the CPU seconds of this process and of the
@@ -10,7 +11,7 @@ job's, once); the next ones find them written, as the running agent does between
 
 A cluster of 10,000 nodes and 10,000 pending jobs: bench/live_cluster.sh (about 4 minutes).
 
-    SLURM_CONF=... python bench/live_cycle.py [--policy fcfs+conservative] [--cycles 4]
+    python bench/live_cycle.py --slurm-conf FILE [--policy fcfs+conservative] [--cycles 4]
         [--backend cli|pyslurm] [--read compact|json] [--change] [--sequential]
 
 ``--sequential`` reads as the agent did before (the ping, then each command after the
@@ -49,19 +50,34 @@ def main() -> int:
     ap.add_argument("--sequential", action="store_true",
                     help="read one command after the other (the agent before issue 16's "
                          "concurrent read)")
+    ap.add_argument("--slurm-conf", default=None,
+                    help="slurm.conf of the cluster to measure (required: the bench writes "
+                         "the priorities of its pending jobs and submits held jobs there)")
     args = ap.parse_args()
-    conf = os.environ.get("SLURM_CONF")
-    if not conf:
-        print("live_cycle: set SLURM_CONF to a running cluster (bench/live_cluster.sh)",
-              file=sys.stderr)
+    conf = args.slurm_conf
+    if not conf:        # make bench runs every script: no cluster named, nothing to measure
+        print("live_cycle: skipped (name a cluster with --slurm-conf: bench/live_cluster.sh)")
+        return 0
+    if not os.path.isfile(conf):
+        print(f"live_cycle: --slurm-conf {conf}: no such file", file=sys.stderr)
         return 2
+    os.environ["SLURM_CONF"] = conf         # for the sbatch/scancel of --change
 
     from malleo.emulator.cli._options import parse_policy_spec
+    from malleo.plugin.backends.errors import SlurmError
+
+    try:
+        return _run(args, conf, parse_policy_spec(args.policy))
+    except SlurmError as exc:
+        print(f"live_cycle: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args, conf: str, policy) -> int:
     from malleo.plugin.agent.loop import Agent
     from malleo.plugin.backends import SlurmBackend, select_backend
     from malleo.plugin.backends.cli import CliBackend
 
-    policy = parse_policy_spec(args.policy)
     if args.backend == "cli":
         backend = CliBackend(conf=conf, read=args.read)
     else:
