@@ -80,11 +80,10 @@ test-cpu-lane:
 
 # 26.05 before 25.11: on a cold run Slurm 25.11 and pyslurm (about 20 min of compiling,
 # started in the background by prebuild-versions.sh) get the forky suite's time to finish.
-test-live-lane: test-host-integration
-	bash slurm-docker/chroot.sh run $(TRIXIE_PYTEST_ARGS)
-	$(MAKE) test-forky
-	$(MAKE) test-slurm-25.11
-	$(MAKE) test-containers
+# Every part runs even after one failed (tests/live-lane.sh prints each part's status).
+test-live-lane:
+	MAKE="$(MAKE)" bash tests/live-lane.sh test-host-integration test-trixie test-forky \
+	    test-slurm-25.11 test-containers
 
 # Slurm 22.05 (Debian 12, the host): the integration tests with the twin beside them.
 test-host-integration:

@@ -7,7 +7,6 @@ Subpackages:
 """
 import importlib.util as _util
 import os as _os
-from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 
 def _check_not_shadowed() -> None:
@@ -38,9 +37,21 @@ def _check_not_shadowed() -> None:
 
 _check_not_shadowed()
 
-try:
-    __version__ = _dist_version("malleo")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+
+def __getattr__(name: str) -> str:
+    """``malleo.__version__``, read from the installed distribution's metadata on first use
+    (importlib.metadata costs 20-40 ms of start-up, paid only by commands that print it)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'malleo' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("malleo")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value
+
 
 __all__ = ["__version__"]

@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -118,9 +119,31 @@ def slurm_jobs(slurm_cluster):
     ids: list[int] = []
     yield ids
     backend = slurm_cluster.backend
+    cancelled = []
     for job_id in ids:
         try:
             if not backend.job(job_id).is_finished:
                 backend.cancel(job_id)
+                cancelled.append(job_id)
         except SlurmError:
             pass
+    if cancelled:
+        _wait_released(backend, cancelled, timeout=60.0)
+
+
+def _wait_released(backend, ids: list[int], timeout: float) -> None:
+    """Wait (at most ``timeout`` seconds) until the cancelled jobs ended and no node is still
+    COMPLETING: scancel returns before Slurm released the nodes, and under load the next test
+    would find them busy."""
+    from malleo.plugin.backends.errors import SlurmError
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if (all(backend.job(job_id).is_finished for job_id in ids)
+                    and not any(n.state == "COMPLETING" or "COMPLETING" in n.flags
+                                for n in backend.nodes())):
+                return
+        except SlurmError:
+            return
+        time.sleep(0.3)

@@ -91,10 +91,23 @@ def backend(dbd_conf):
 
 @pytest.fixture
 def jobs(backend):
+    """The test's job ids, cancelled after it; the next test starts on an idle cluster.
+
+    scancel returns before Slurm has released the nodes: without the wait, a test that
+    follows the 14-node filler of test_failed_expand_keeps_the_job_on_its_nodes found its
+    nodes still COMPLETING under load, and its expand, bounded by --expand-timeout, failed."""
     ids = []
     yield ids
     for job_id in ids:
         subprocess.run(["scancel", str(job_id)], env=backend._env, capture_output=True)
+    wait(lambda: all_idle(backend, ids), 120, "the cancelled jobs' nodes to be idle again")
+
+
+def all_idle(backend, ids) -> bool:
+    """Every job of ``ids`` finished and every node idle, none still COMPLETING."""
+    if not all(backend.job(job_id).is_finished for job_id in ids):
+        return False
+    return all(n.is_idle and "COMPLETING" not in n.flags for n in backend.nodes())
 
 
 def socket_dir():
@@ -275,7 +288,7 @@ def test_rank_dying_after_an_expand_rolls_back(backend, jobs, tmp_path, referenc
 
     log = (tmp_path / "job.out").read_text()
     assert backend.job(job_id).state == "COMPLETED", log
-    assert (tmp_path / "crashed").exists()
+    assert (tmp_path / "crashed").exists(), log
     assert step_sizes(log) == [2, 4, 2], log
     assert "back to 2 nodes, restarting from the checkpoint" in log
     assert seen[0] == 2 and seen[-1] == 2

@@ -40,6 +40,19 @@ def test_small_commands_import_no_heavy_package(tmp_path, argv):
     assert loaded(tmp_path, *argv) == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["replay", "--jobs", "0:10", "--quiet"],
+    ["replay", "--jobs", "0:10", "--quiet", "--json", "--backfill", "conservative"],
+])
+def test_a_replay_does_not_read_the_distribution_metadata(tmp_path, argv):
+    """``malleo.__version__`` is read on first use: importlib.metadata (and the email
+    package it pulls in) cost 20-40 ms, paid only by commands that print the version."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv],
+                          input=json.dumps(["importlib.metadata", "email"]),
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
 def test_writing_the_job_table_still_works_and_loads_pandas(tmp_path):
     """The job table is built on demand: --out needs it (and pandas) and gets it."""
     out = tmp_path / "jobs.csv"
