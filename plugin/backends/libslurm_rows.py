@@ -234,6 +234,7 @@ class Reader:
         self._parts_seen = -1
         self._users: dict[int, bytes] = {}
         self._freeing: threading.Thread | None = None
+        self._jobs_lock, self._nodes_lock = threading.Lock(), threading.Lock()
         self.last_rpc: dict[str, object] = {}
 
     def _load(self, fn, since: int, rpc: str):
@@ -274,7 +275,12 @@ class Reader:
         return [at(p) if p else b"" for p in ptrs.tolist()]
 
     def jobs(self) -> columns.JobTable:
-        """Every job as a JobTable, reusing the last one when Slurm reports no change."""
+        """Every job as a JobTable, reusing the last one when Slurm reports no change.
+        One caller at a time (the cycle reads the nodes beside it: their own lock)."""
+        with self._jobs_lock:
+            return self._load_jobs()
+
+    def _load_jobs(self) -> columns.JobTable:
         since, table = self._jobs
         t0 = time.monotonic()
         msg = self._load(self.lib.slurm_load_jobs, since if table is not None else 0,
@@ -377,7 +383,11 @@ class Reader:
         read expands), reusing the last one when Slurm reports no change of nodes nor
         partitions.  A node's partitions come from the partition records, as sinfo and
         scontrol get them (``slurm_populate_node_partitions``); the last partition message
-        is kept for that."""
+        is kept for that.  One caller at a time."""
+        with self._nodes_lock:
+            return self._load_nodes()
+
+    def _load_nodes(self) -> columns.NodeTable:
         since, table = self._nodes
         t0 = time.monotonic()
         self._refresh_partitions()
@@ -423,8 +433,9 @@ class Reader:
         last ones again when Slurm reports no change), as ``scontrol show partition`` gives
         them.  pyslurm's ``Partitions.load()`` also loads every node (for its CPU counts):
         0.3-0.7 s at 10,000 nodes whenever a node changed."""
-        self._refresh_partitions()
-        return list(self._partitions)
+        with self._nodes_lock:              # the partition message serves the nodes too
+            self._refresh_partitions()
+            return list(self._partitions)
 
     def _partition_records(self, rec: np.ndarray) -> list:
         from malleo.plugin.backends import hostlist
