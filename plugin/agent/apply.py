@@ -97,6 +97,12 @@ def assign_priorities(order: list[int], current: dict[int, int], *, low: int = B
     n = len(order)
     if n == 0:
         return {}
+    # The steady state (the values already strictly decrease along the order, inside the
+    # band): every job keeps its value, which is what the search below finds, in one pass
+    # over the values instead of its Python loop (5 ms at 10,000 jobs).
+    now = np.fromiter((current.get(job, -1) for job in order), dtype=np.int64, count=n)
+    if now.min() >= low and now.max() <= top and bool((np.diff(now) < 0).all()):
+        return {}
     if n > top - low + 1:
         writes = {}
         for pos, job in enumerate(order):
