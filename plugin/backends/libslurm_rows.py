@@ -34,6 +34,7 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -138,9 +139,16 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
     """
     text = header.read_bytes()
     key = hashlib.sha256(text + _PROGRAM.encode()).hexdigest()[:16]
-    cached = _cache_dir() / f"slurm-layout-{key}.json"
+    directory = _private(_cache_dir())
+    cached = (directory or Path("/nonexistent")) / f"slurm-layout-{key}.json"
     try:
-        return {k: tuple(v) for k, v in json.loads(cached.read_text()).items()}
+        if directory is None:
+            raise OSError("no private cache directory")
+        fd = os.open(cached, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as f:
+            found = _checked_layout(json.loads(f.read(1 << 16)))
+        if found is not None:
+            return found
     except (OSError, ValueError):
         pass
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
@@ -157,16 +165,63 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
                                     f"{header}: {build.stderr.strip()[:300]}")
         out = subprocess.run([str(exe)], capture_output=True, text=True, check=False).stdout
     try:
-        found = {k: tuple(v) for k, v in json.loads(out).items()}
+        found = _checked_layout(json.loads(out))
     except ValueError:
-        raise LayoutUnavailable(f"the layout program printed {out[:200]!r}") from None
+        found = None
+    if found is None:
+        raise LayoutUnavailable(f"the layout program printed {out[:200]!r}")
+    if directory is None:
+        return found                # no private cache: compile again next time
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
         tmp_file = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp_file.write_text(json.dumps(found))
-        tmp_file.replace(cached)
+        # O_EXCL | O_NOFOLLOW: never write through a link planted at the temporary name.
+        fd = os.open(tmp_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(found))
+        os.replace(tmp_file, cached)
     except OSError:
         pass                        # an unwritable cache: compile again next time
+    return found
+
+
+def _private(directory: Path) -> Path | None:
+    """``directory``, made if missing (mode 0700), when it is a real directory owned by this
+    user that nobody else may write to; else None.  The cached offsets address memory, so a
+    layout is never read from, or written to, a place another user controls (``/var/tmp``
+    as MALLEO_CACHE_DIR, a link)."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.lstat(directory)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return directory
+
+
+def _checked_layout(doc) -> dict[str, tuple[int, int]] | None:
+    """The layout if ``doc`` holds every field of :data:`FIELDS` and both struct sizes, each
+    field a (offset, size) pair of integers inside its struct, sizes 1, 2, 4 or 8; else None
+    (a stale or damaged cache file is rebuilt rather than trusted to address memory)."""
+    if not isinstance(doc, dict):
+        return None
+    found = {}
+    for key, value in doc.items():
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(type(v) is int and 0 <= v < 1 << 31 for v in value)):
+            return None
+        found[key] = (value[0], value[1])
+    sizes = {"slurm_job_info_t": found.get("sizeof.slurm_job_info_t"),
+             "node_info_t": found.get("sizeof.node_info_t"),
+             "partition_info_t": found.get("sizeof.partition_info_t")}
+    for struct, fields in FIELDS.items():
+        limit = sizes.get(struct)
+        for field in fields:
+            pair = found.get(f"{struct}.{field}")
+            if pair is None or pair[1] not in (1, 2, 4, 8):
+                return None
+            if limit is not None and (limit[0] == 0 or pair[0] + pair[1] > limit[0]):
+                return None
     return found
 
 
