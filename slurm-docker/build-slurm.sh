@@ -66,7 +66,9 @@ configure_opts=(
 )
 [ -d "$pmix_dir" ] && configure_opts+=("--with-pmix=$pmix_dir")
 
-build_cflags="-O0 -g0 -pipe"
+# MALLEO_SLURM_CFLAGS: other flags (in the key), e.g. "-O2 -g0 -pipe" for a site-like build
+# to measure the live cycle against (bench/live_cycle.py; docs/core.md).
+build_cflags="${MALLEO_SLURM_CFLAGS:--O0 -g0 -pipe}"
 build_targets="src install-pkgincludeHEADERS"    # in the key: what the prefix holds
 cache_dir="${MALLEO_CACHE_DIR:-/var/tmp}"
 tar_sha="$(sha256sum "$tarball" | cut -d' ' -f1)"

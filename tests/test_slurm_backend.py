@@ -225,6 +225,12 @@ def test_unreachable_controller(slurm_cluster, tmp_path):
     backend = CliBackend(conf=str(bogus))
     with pytest.raises(SlurmUnavailable):
         backend.ping()
+    t0 = time.monotonic()
+    with pytest.raises(SlurmUnavailable):       # the ping, awaited first, fails the read
+        backend.cycle_read()
+    assert time.monotonic() - t0 < 30
+    with pytest.raises(SlurmUnavailable):
+        backend.cycle_read(ping=False)
     with pytest.raises(SlurmUnavailable, match="Unspecified error|Unable to contact"):
         backend.all_jobs()
     with pytest.raises(SlurmUnavailable):

@@ -109,3 +109,88 @@ def test_agent_and_status_agree_under_both_backends(slurm_cluster, slurm_jobs, t
     status_cli = _status("cli", slurm_cluster.conf)
     assert [r["job_id"] for r in status_cli["pending"]] == by_cli["order"]
     assert _status("pyslurm", slurm_cluster.conf) == status_cli
+
+
+def _table_rows(table):
+    """A JobTable's rows as comparable tuples, by job id (node lists as sets: squeue sorts
+    them, libslurm gives them as slurmctld wrote them)."""
+    from malleo.plugin.backends import hostlist
+
+    fields = ("job_id", "user_id", "user", "partition", "state", "reason", "priority",
+              "submit_time", "start_time", "end_time", "time_limit", "num_nodes", "max_nodes",
+              "num_cpus", "is_held", "is_active")
+    cols = [getattr(table, f).tolist() for f in fields]
+    nodes = [frozenset(hostlist.expand(n.decode())) for n in table.node_list]
+    return sorted(zip(*cols, nodes))
+
+
+def test_pyslurm_column_read_equals_the_cli_compact_read(slurm_cluster, slurm_jobs, tmp_path):
+    """The pyslurm backend's cycle read (libslurm's records into columns,
+    plugin/backends/libslurm_rows.py) gives the tables the CLI backend's squeue/sinfo read
+    gives, column for column; Slurm's "no change" answer reuses the table; a change is
+    read; and the objects read (pyslurm's Job records) agrees."""
+    py = pyslurm_or_skip(slurm_cluster)
+    from malleo.plugin.backends.columns import JobTable, NodeTable
+    from malleo.plugin.backends.pyslurm_backend import PyslurmBackend
+
+    assert py.reads_tables, py.columns_unavailable
+    cli_backend = CliBackend(conf=slurm_cluster.conf)
+    nodes = len(slurm_cluster.node_names)
+
+    def submit(**kw):
+        job_id = cli_backend.submit(wrap="sleep 600", output="/dev/null",
+                                    workdir=str(tmp_path), **kw)
+        slurm_jobs.append(job_id)
+        return job_id
+
+    run = submit(nodes=nodes, time_limit=600, name="col-run")
+    _wait(lambda: cli_backend.job(run).is_running, "the filling job to start")
+    submit(nodes=2, time_limit=60, name="col-pend")
+    submit(nodes=(1, 3), name="col-range")                  # no time limit
+    submit(nodes=1, time_limit=5, name="col-held", hold=True)
+    deadline = time.monotonic() + 30
+    while True:
+        parts_c, nodes_c, jobs_c = cli_backend.cycle_read()
+        parts_p, nodes_p, jobs_p = py.cycle_read()
+        after = cli_backend.cycle_read()[2]
+        if _table_rows(jobs_c) == _table_rows(after) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert isinstance(jobs_p, JobTable) and isinstance(nodes_p, NodeTable)
+    assert _table_rows(jobs_p) == _table_rows(jobs_c)
+    assert jobs_p.fingerprint() == jobs_c.fingerprint() == py.queue_fingerprint()
+    assert parts_p == parts_c
+    assert (sorted(zip(nodes_p.name.tolist(), nodes_p.partition.tolist(), nodes_p.state,
+                       nodes_p.cpus.tolist(), nodes_p.is_available.tolist()))
+            == sorted(zip(nodes_c.name.tolist(), nodes_c.partition.tolist(), nodes_c.state,
+                          nodes_c.cpus.tolist(), nodes_c.is_available.tolist())))
+    assert {"jobs_rpc", "nodes_rpc", "ping", "partitions", "read"} <= set(py.last_read)
+
+    # Nothing changed: Slurm says so and the tables are reused.  Its scheduler passes
+    # (every second here) touch the jobs' update time, so read until an answer says so.
+    seen = {"jobs": False, "nodes": False}
+    for _ in range(50):
+        first = py.cycle_read()
+        again = py.cycle_read()
+        for what, k in (("jobs", 2), ("nodes", 1)):
+            if py._reader.last_rpc.get(f"{what}_unchanged"):
+                assert again[k] is first[k]
+                seen[what] = True
+            else:
+                assert again[k] is not first[k]
+        if all(seen.values()):
+            break
+        time.sleep(0.05)
+    assert all(seen.values()), seen
+    late = submit(nodes=1, time_limit=5, name="col-late", hold=True)
+    _wait(lambda: late in py.cycle_read()[2].job_id.tolist(), "the new job in the read")
+
+    objects = PyslurmBackend(conf=slurm_cluster.conf, read="objects")
+    assert not objects.reads_tables
+    table = py.cycle_read()[2]
+    by_objects = {j.job_id: j for j in objects.job_rows()}
+    for job in table:
+        if job.job_id in slurm_jobs:
+            want = by_objects[job.job_id]
+            assert job == type(want)(**{**{f: getattr(want, f) for f in want.__struct_fields__},
+                                        "name": "", "required_nodes": ()}), job

@@ -117,6 +117,32 @@ def test_parse_sinfo_merges_partitions_and_reads_availability():
     assert not nodes["n4"].is_available
 
 
+def test_parse_sinfo_expands_groups():
+    """The grouped read (one line per group of alike nodes, as sinfo without --Node
+    prints): every node of a group is a row; a group's CPUsState is its sum, split exactly
+    for idle, full and one-node groups, as the mean for several partly allocated nodes."""
+    text = ("n[1-3],m7|batch|idle|32|0/128/0/128|\n"
+            "n[4-5]|batch|allocated|16|32/0/0/32|\n"
+            "n6|batch|mixed|32|8/24/0/32|\n"
+            "n[7-8]|batch|mixed|32|24/40/0/64|\n"
+            "n[1-2]|debug|idle+drain|32|0/0/64/64|\n")
+    t = columns.parse_sinfo(text)
+    assert [n.decode() for n in t.name.tolist()] == [
+        "n1", "n2", "n3", "m7", "n4", "n5", "n6", "n7", "n8", "n1", "n2"]
+    assert t.partition.tolist() == [b"batch"] * 9 + [b"debug"] * 2
+    assert t.cpus.tolist() == [32] * 4 + [16, 16] + [32] * 5
+    assert t.alloc_cpus.tolist() == [0] * 4 + [16, 16, 8, 12, 12, 0, 0]
+    assert t.is_available.tolist() == [True] * 9 + [False] * 2
+    names, cpus = t.usable("batch")
+    assert names == ["n1", "n2", "n3", "m7", "n4", "n5", "n6", "n7", "n8"]
+    assert t.distinct_names() == 9
+    nodes = {n.name: n for n in t}
+    assert nodes["n1"].partitions == ("batch", "debug") and nodes["n1"].flags == ()
+    assert t.usable("debug")[0] == []
+    with pytest.raises(SlurmParseError, match=r"line 1: field 1 \(NodeList\)"):
+        columns.parse_sinfo("n[1-|batch|idle|32|0/32/0/32|\n")
+
+
 @pytest.mark.parametrize("text, where", [
     ("n1|batch|idle|32|\n", "line 1: field 5 (CPUsState) missing"),
     ("n1|batch|idle|x|0/32/0/32|\n", "line 1: field 4 (CPUs): not a number: 'x'"),
@@ -126,7 +152,7 @@ def test_parse_sinfo_merges_partitions_and_reads_availability():
 def test_parse_sinfo_refuses_bad_lines(text, where):
     with pytest.raises(SlurmParseError) as err:
         columns.parse_sinfo(text)
-    assert str(err.value).startswith(f"sinfo -N --Format: {where}")
+    assert str(err.value).startswith(f"sinfo --Format: {where}")
 
 
 def test_backend_read_mode_is_checked(monkeypatch):
@@ -236,6 +262,40 @@ def test_compact_and_json_reads_give_the_same_plan(slurm_cluster, slurm_jobs):
     p2 = LivePlanner(policy).plan(fast)
     assert p1.order == p2.order and p1.started_now == p2.started_now
     assert p1.decisions.reservation.tolist() == p2.decisions.reservation.tolist()
+
+
+@pytest.mark.slurm
+def test_reads_at_once_equal_reads_one_by_one(slurm_cluster, slurm_jobs):
+    """The cycle's read (ping, partitions, grouped sinfo and squeue started at once) gives
+    what the same reads give one after the other, and times each part."""
+    from malleo.plugin.backends import SlurmBackend
+
+    backend = CliBackend(conf=slurm_cluster.conf, read="compact")
+    for k in range(3):
+        out = backend._run(["sbatch", "--parsable", "--hold", "-N1", "-t", "5",
+                            "--output=/dev/null", "--chdir=/tmp", "--wrap", "true"])
+        slurm_jobs.append(int(out.strip().split(";")[0]))
+
+    def view(read):
+        parts, nodes, jobs = read
+        return (parts, sorted(nodes, key=lambda n: n.name),
+                sorted(jobs, key=lambda j: j.job_id), jobs.fingerprint())
+
+    # a node ending an earlier test's job changes state between two reads: read until
+    # nothing moved in between
+    for _ in range(30):
+        at_once = backend.cycle_read()
+        times = dict(backend.last_read)
+        if view(at_once) == view(SlurmBackend.cycle_read(backend)):
+            break
+        time.sleep(1)
+    else:
+        pytest.fail("the reads at once and one by one kept differing for 30 s")
+    assert set(times) >= {"ping", "partitions", "sinfo", "squeue", "parse_sinfo",
+                          "parse_squeue", "read"}
+    parts, nodes, jobs = at_once
+    assert len(nodes.name) == len(slurm_cluster.node_names)
+    assert set(slurm_jobs) <= set(jobs.job_id.tolist())
 
 
 @pytest.mark.parametrize("text", ["", "n1", "n[1-3]", "n[1-3,7],gpu[08-10],login",

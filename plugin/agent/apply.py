@@ -38,10 +38,10 @@ TAIL_STRIDE = 64
 def wanted_order(decisions, pending_ids: np.ndarray) -> list[int]:
     """Slurm job ids in the order their priorities must rank: the jobs started now (in
     start order), then every other pending job in the planned queue order."""
-    start = [int(i) for i in decisions.start]
-    started = set(start)
-    rest = [int(i) for i in decisions.order if int(i) not in started]
-    return [int(pending_ids[i]) for i in start + rest]
+    start = np.asarray(decisions.start, dtype=np.int64)
+    order = np.asarray(decisions.order, dtype=np.int64)
+    rows = np.concatenate((start, order[~np.isin(order, start)]))
+    return np.asarray(pending_ids)[rows].astype(np.int64).tolist()
 
 
 def _keep_set(order: list[int], current: dict[int, int], low: int, top: int) -> list[int]:
@@ -96,6 +96,12 @@ def assign_priorities(order: list[int], current: dict[int, int], *, low: int = B
     """
     n = len(order)
     if n == 0:
+        return {}
+    # The steady state (the values already strictly decrease along the order, inside the
+    # band): every job keeps its value, which is what the search below finds, in one pass
+    # over the values instead of its Python loop (5 ms at 10,000 jobs).
+    now = np.fromiter((current.get(job, -1) for job in order), dtype=np.int64, count=n)
+    if now.min() >= low and now.max() <= top and bool((np.diff(now) < 0).all()):
         return {}
     if n > top - low + 1:
         writes = {}

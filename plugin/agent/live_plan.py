@@ -37,6 +37,7 @@ Who acts on each field of ``Decisions`` (:data:`DECISION_OWNERS`; docs/agent.md)
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -92,6 +93,8 @@ class LivePlan:
         started_now: Slurm ids ``plan`` starts now, in start order.
         policy: the policy of the pass.
         state_before: the ``PlanState`` the pass started from (factor breakdowns).
+        seconds: wall seconds of the pass's parts: ``convert`` (the history update and
+            ``plan_inputs``) and ``plan`` (``plan`` and the wanted order).
     """
 
     snapshot: Snapshot
@@ -101,6 +104,7 @@ class LivePlan:
     started_now: list[int]
     policy: Policy
     state_before: object
+    seconds: dict = field(default_factory=dict)
 
     def start_sizes(self) -> dict[int, int]:
         """Slurm id -> size (plan units) of every job started now whose chosen size differs
@@ -186,6 +190,7 @@ class LivePlanner:
         """
         from malleo._core import plan
 
+        t0 = time.monotonic()
         self.observe(snapshot)
         with self._lock:
             memory = self.memory
@@ -202,26 +207,32 @@ class LivePlanner:
                              previous_reservation=reservation, previous_priority=priority)
         if (unit or self.unit) == "nodes" and policy.malleability.moldable_start:
             inputs = _moldable(inputs, snapshot)
+        t1 = time.monotonic()
         if inputs.total < 1:
-            return LivePlan(snapshot, inputs, None, [], [], policy, state)
+            return LivePlan(snapshot, inputs, None, [], [], policy, state,
+                            {"convert": t1 - t0, "plan": 0.0})
         columns = inputs.running if running is None else running(inputs)
         decisions = plan(inputs.now, inputs.total, columns, inputs.pending, policy, state)
         order = wanted_order(decisions, inputs.pending_ids)
         started = [int(inputs.pending_ids[i]) for i in decisions.start]
-        return LivePlan(snapshot, inputs, decisions, order, started, policy, state)
+        return LivePlan(snapshot, inputs, decisions, order, started, policy, state,
+                        {"convert": t1 - t0, "plan": time.monotonic() - t1})
 
     def commit(self, live: LivePlan) -> None:
         """Make ``live``'s pass the memory of the next one (the agent, after applying it)."""
         d = live.decisions
         if d is None:
             return
-        ids = live.inputs.pending_ids.tolist()
+        ids = np.asarray(live.inputs.pending_ids, dtype=np.int64)
+        resv = np.asarray(d.reservation)
+        prio = np.asarray(d.priority, dtype=np.float64)
+        planned, scored = resv >= 0, ~np.isnan(prio)
+        reservation = dict(zip(ids[planned].tolist(), resv[planned].astype(np.int64).tolist()))
+        priority = dict(zip(ids[scored].tolist(), prio[scored].tolist()))
         with self._lock:
             self.memory.plan_state = d.state
-            self.memory.reservation = {j: int(r) for j, r in zip(ids, d.reservation.tolist())
-                                       if r >= 0}
-            self.memory.priority = {j: float(p) for j, p in zip(ids, d.priority.tolist())
-                                    if not np.isnan(p)}
+            self.memory.reservation = reservation
+            self.memory.priority = priority
 
 
 def _moldable(inputs: PlanInputs, snapshot: Snapshot) -> PlanInputs:

@@ -83,6 +83,10 @@ class CycleResult:
         seconds: wall time of the cycle.
         live: the pass (:class:`~malleo.plugin.agent.live_plan.LivePlan`).
         sized: id -> node count written for range jobs started now (``start_procs``).
+        parts: wall seconds of the cycle's parts (its last attempt): ``read`` (the ping
+            and Slurm's state, :meth:`SlurmBackend.cycle_read`; the backend's own split in
+            ``read.*``), ``convert``, ``plan``, ``apply`` (the priorities wanted, the change
+            check and the writes); ``seconds`` is their sum and the bookkeeping around them.
     """
 
     inputs: PlanInputs | None
@@ -97,6 +101,7 @@ class CycleResult:
     seconds: float = 0.0
     live: LivePlan | None = None
     sized: dict[int, int] = field(default_factory=dict)
+    parts: dict[str, float] = field(default_factory=dict)
 
     @property
     def is_idle(self) -> bool:
@@ -190,22 +195,29 @@ class Agent:
             SlurmError: Slurm could not be read, or went away while applying.
         """
         t0 = time.monotonic()
-        # One cheap RPC first: an unreachable controller fails here at once, where the
-        # commands below would retry for seconds each.
-        self.backend.ping()
         sized: dict[int, int] = {}
         for attempt in range(STALE_RETRIES + 1):
-            fingerprint, snapshot = read_with_fingerprint(self.backend)
+            # The ping goes with the read (the CLI backend runs it beside the reads and
+            # waits for it first): an unreachable controller fails at once, where the
+            # reads would retry for seconds each.
+            t_read = time.monotonic()
+            fingerprint, snapshot = read_with_fingerprint(self.backend, ping=attempt == 0)
+            parts = {"read": time.monotonic() - t_read}
+            parts.update({f"read.{k}": v for k, v in
+                          (getattr(self.backend, "last_read", None) or {}).items()
+                          if k != "read"})
             try:
                 live = self.planner.plan(snapshot)
             except ValueError as exc:
                 raise SlurmError(str(exc)) from None
+            parts.update(live.seconds)
             inputs = live.inputs
             if live.decisions is None:
                 event(self.log, logging.WARNING, "no_usable_nodes", partition=inputs.partition)
                 return CycleResult(inputs, None, [], [], {}, None, fingerprint,
-                                   seconds=time.monotonic() - t0, live=live)
+                                   seconds=time.monotonic() - t0, live=live, parts=parts)
             order, started_now = live.order, live.started_now
+            t_apply = time.monotonic()
             current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
             writes = assign_priorities(order, current)
             report = None
@@ -217,6 +229,7 @@ class Agent:
                     continue
                 sized = self._apply_sizes(live)
                 report = apply_priorities(self.backend, writes, order)
+            parts["apply"] = time.monotonic() - t_apply
             break
         else:
             event(self.log, logging.WARNING, "queue_keeps_changing",
@@ -229,7 +242,8 @@ class Agent:
         self._shadow.last_starts = set(started_now)
         result = CycleResult(inputs, live.decisions, order, started_now, writes, report,
                              fingerprint, stale_retries=attempt, shadow=shadow_report,
-                             seconds=time.monotonic() - t0, live=live, sized=sized)
+                             seconds=time.monotonic() - t0, live=live, sized=sized,
+                             parts=parts)
         self._account(result)
         return result
 
@@ -301,7 +315,8 @@ class Agent:
         fields = dict(now=inputs.now, pending=len(inputs.pending_ids),
                       running=len(inputs.running_ids), skipped=len(inputs.skipped),
                       busy=inputs.busy, total=inputs.total, start_now=result.started_now,
-                      seconds=round(result.seconds, 4), stale_retries=result.stale_retries)
+                      seconds=round(result.seconds, 4), stale_retries=result.stale_retries,
+                      parts={k: round(v, 4) for k, v in result.parts.items()})
         if result.sized:
             fields["sized"] = {str(k): v for k, v in result.sized.items()}
         idle = result.is_idle

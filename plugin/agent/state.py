@@ -83,38 +83,49 @@ class Snapshot:
     default_partition: str = ""
 
 
-def read_snapshot(backend: SlurmBackend, *, compact: bool = True) -> Snapshot:
-    """Read nodes, partitions and jobs from ``backend`` (three Slurm queries): the
-    backend's cycle reads (:meth:`SlurmBackend.node_rows`, :meth:`SlurmBackend.job_rows`),
-    columns from the CLI backend's compact read by default.  ``compact=False`` reads
-    full records (``backend.nodes()``, ``backend.all_jobs()``: JSON on the CLI backend,
-    with the jobs' names and comments), for views that show them and decisions that need
-    trust (``malleo slurm status``, the reconfiguration endpoint).
+def read_snapshot(backend: SlurmBackend, *, compact: bool = True,
+                  ping: bool = False) -> Snapshot:
+    """Read nodes, partitions and jobs from ``backend``: the backend's cycle read
+    (:meth:`SlurmBackend.cycle_read`: the CLI backend's compact commands at once, parsed
+    into columns), after a ping when ``ping``.  ``compact=False`` reads full records
+    (``backend.nodes()``, ``backend.all_jobs()``: JSON on the CLI backend, with the jobs'
+    names and comments), for views that show them and decisions that need trust
+    (``malleo slurm status``, the reconfiguration endpoint).
 
     Raises:
         SlurmError: the backend's typed errors (SlurmUnavailable when Slurm is unreachable).
     """
-    parts = backend.partitions()
-    compact = compact and hasattr(backend, "job_rows")     # any object with the reads
-    nodes = backend.node_rows() if compact else tuple(backend.nodes())
-    jobs = backend.job_rows() if compact else tuple(backend.all_jobs())
+    if compact and hasattr(backend, "cycle_read"):
+        parts, nodes, jobs = backend.cycle_read(ping=ping)
+    else:
+        if ping:
+            backend.ping()
+        parts = backend.partitions()
+        compact = compact and hasattr(backend, "job_rows")     # any object with the reads
+        nodes = backend.node_rows() if compact else tuple(backend.nodes())
+        jobs = backend.job_rows() if compact else tuple(backend.all_jobs())
     default = next((p.name for p in parts if p.is_default), parts[0].name if parts else "")
     return Snapshot(time.time(), nodes, jobs,
                     {p.name: p.max_time for p in parts}, default)
 
 
-def read_with_fingerprint(backend: SlurmBackend) -> tuple[tuple, Snapshot]:
-    """The queue fingerprint and a snapshot, as the agent's cycle takes them: from a
-    compact read (a :class:`JobTable`) the fingerprint is the read's own (one squeue fewer,
-    and exactly the state planned); else :func:`queue_fingerprint` first, then the read.
+def read_with_fingerprint(backend: SlurmBackend, *, ping: bool = False) -> tuple[tuple, Snapshot]:
+    """The queue fingerprint and a snapshot, as the agent's cycle takes them (after a ping
+    when ``ping``): from a read whose jobs are a :class:`JobTable` (the CLI backend's
+    compact read, the pyslurm backend's) the fingerprint is the read's own (one query
+    fewer, and exactly the state planned: ``backend.reads_tables``); else
+    :func:`queue_fingerprint` first, then the read.
 
     Raises:
         SlurmError: Slurm is unreachable or refused a query.
     """
-    if getattr(backend, "read", None) == "compact":
-        snapshot = read_snapshot(backend)
+    if getattr(backend, "reads_tables", False):
+        snapshot = read_snapshot(backend, ping=ping)
         if isinstance(snapshot.jobs, JobTable):
             return snapshot.jobs.fingerprint(), snapshot
+        ping = False
+    if ping:
+        backend.ping()
     fingerprint = queue_fingerprint(backend)
     return fingerprint, read_snapshot(backend)
 

@@ -11,6 +11,7 @@ major.minor, else the CLI backend; ``MALLEO_SLURM_BACKEND=cli|pyslurm|auto`` ove
 """
 import abc
 import os
+import time
 
 from malleo.plugin.backends.errors import (
     BackendNotAvailable, InvalidJobId, InvalidRequest, JobStateError, PermissionDenied,
@@ -34,6 +35,11 @@ class SlurmBackend(abc.ABC):
 
     #: Short name used in logs and by MALLEO_SLURM_BACKEND ("cli", "pyslurm").
     name: str = ""
+    #: Wall seconds of each part of the last :meth:`cycle_read` (``read``: the whole).
+    last_read: dict[str, float] = {}
+    #: :meth:`job_rows` gives a :class:`~malleo.plugin.backends.columns.JobTable`, whose
+    #: fingerprint the cycle takes instead of a query of its own.
+    reads_tables: bool = False
 
     # --- reading -------------------------------------------------------------------------
 
@@ -67,6 +73,23 @@ class SlurmBackend(abc.ABC):
         """The agent cycle's read of every node: :meth:`nodes` here; the CLI backend's
         compact read returns a :class:`~malleo.plugin.backends.columns.NodeTable`."""
         return tuple(self.nodes())
+
+    def cycle_read(self, ping: bool = True):
+        """The agent cycle's whole read: ``(partitions(), node_rows(), job_rows())``, after
+        :meth:`ping` when ``ping``, one after the other.  The CLI backend runs its commands
+        at once; ``last_read`` (when a backend sets it) holds the seconds of each part."""
+        t0 = time.monotonic()
+        if ping:
+            self.ping()
+        parts = self.partitions()
+        t1 = time.monotonic()
+        nodes = self.node_rows()
+        t2 = time.monotonic()
+        jobs = self.job_rows()
+        t3 = time.monotonic()
+        self.last_read = {"ping_partitions": t1 - t0, "nodes": t2 - t1, "jobs": t3 - t2,
+                          "read": t3 - t0}
+        return parts, nodes, jobs
 
     @abc.abstractmethod
     def job(self, job_id: int) -> Job:

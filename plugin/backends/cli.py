@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 import orjson
 
@@ -84,6 +85,11 @@ class CliBackend(SlurmBackend):
     def __repr__(self) -> str:
         return f"CliBackend(conf={self.conf!r})"
 
+    @property
+    def reads_tables(self) -> bool:
+        """The compact read gives a JobTable (see :class:`SlurmBackend`)."""
+        return self.read == "compact"
+
     # --- running commands -----------------------------------------------------------------
 
     def _run(self, argv: list[str], stdin: str | None = None, check_stderr: bool = False,
@@ -113,14 +119,38 @@ class CliBackend(SlurmBackend):
                                    f"(slurm-client) and on PATH?") from None
         except subprocess.TimeoutExpired:
             raise SlurmUnavailable(f"{' '.join(argv)}: no answer within {self.timeout:g} s") from None
-        err = proc.stderr if text else proc.stderr.decode("utf-8", "replace")
-        err = err.strip()
-        failed = proc.returncode != 0 or (check_stderr and "error:" in err)
-        if failed:
-            out = proc.stdout if text else proc.stdout.decode("utf-8", "replace")
-            raise self._error(err or out.strip() or f"exit status {proc.returncode}",
-                              argv, proc.returncode)
-        return proc.stdout
+        return self._checked(argv, proc.returncode, proc.stdout, proc.stderr, check_stderr, text)
+
+    def _checked(self, argv: list[str], returncode: int, out, err, check_stderr: bool = False,
+                 text: bool = True):
+        """``out`` when the command succeeded, else the typed SlurmError raised."""
+        err = (err if text else err.decode("utf-8", "replace")).strip()
+        if returncode != 0 or (check_stderr and "error:" in err):
+            out = out if text else out.decode("utf-8", "replace")
+            raise self._error(err or out.strip() or f"exit status {returncode}", argv,
+                              returncode)
+        return out
+
+    def _start(self, argv: list[str], env: dict | None = None) -> subprocess.Popen:
+        """Start a read-only command whose output :meth:`_collect` reads (bytes)."""
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE,
+                                    env={**self._env, **env} if env else self._env)
+        except FileNotFoundError:
+            raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
+                                   f"(slurm-client) and on PATH?") from None
+
+    def _collect(self, proc: subprocess.Popen, deadline: float) -> bytes:
+        """The stdout of a command :meth:`_start` started, as :meth:`_run` checks it."""
+        try:
+            out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 0.001))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise SlurmUnavailable(f"{' '.join(proc.args)}: no answer within "
+                                   f"{self.timeout:g} s") from None
+        return self._checked(list(proc.args), proc.returncode, out, err, text=False)
 
     def _error(self, message: str, argv: list[str], returncode: int | None) -> SlurmError:
         known = classify(message, argv, returncode)
@@ -208,12 +238,73 @@ class CliBackend(SlurmBackend):
 
     def node_rows(self):
         """The cycle's read of every node: with ``read="compact"`` one
-        ``sinfo --Node --noheader --all --Format=...`` parsed into a
+        ``sinfo --noheader --all --Format=...`` (one line per group of alike nodes) parsed into a
         :class:`~malleo.plugin.backends.columns.NodeTable`; with ``read="json"`` :meth:`nodes`."""
         if self.read == "json":
             return tuple(self.nodes())
         return columns.parse_sinfo(self._run(columns.sinfo_argv(), text=False),
-                                   command="sinfo --Node --Format")
+                                   command="sinfo --Format")
+
+    def cycle_read(self, ping: bool = True):
+        """The agent cycle's whole read: ``(partitions, node_rows(), job_rows())``, after
+        :meth:`ping` when ``ping``.
+
+        With ``read="compact"`` the four commands (``scontrol ping``, ``scontrol show
+        partition -o``, the compact sinfo and squeue) run at once, each its own process, and
+        their outputs are parsed as they arrive (the partitions and nodes while squeue still
+        runs): the read costs about the longest of them (squeue at 10,000 jobs) instead of
+        their sum.  The ping is awaited first: an unreachable controller raises
+        SlurmUnavailable at once, the other commands killed, as a ping before the reads
+        did.  ``self.last_read`` holds the wall seconds of each part (``ping``,
+        ``partitions``, ``sinfo``, ``squeue``: start to exit; ``parse_sinfo``,
+        ``parse_squeue``; ``read``: the whole), for bench/live_cycle.py and the cycle's log.
+
+        Raises:
+            SlurmError: as the commands run one by one would (the first failure).
+        """
+        if self.read != "compact":
+            return super().cycle_read(ping)
+        t0 = time.monotonic()
+        deadline = t0 + self.timeout
+        times: dict[str, float] = {}
+        started: dict[str, subprocess.Popen] = {}
+        try:
+            if ping:
+                started["ping"] = self._start(["scontrol", "ping"])
+            started["partitions"] = self._start(["scontrol", "show", "partition", "-o"])
+            started["sinfo"] = self._start(columns.sinfo_argv())
+            started["squeue"] = self._start(columns.squeue_argv(), env=columns.TIME_ENV)
+
+            def collect(name: str) -> bytes:
+                out = self._collect(started.pop(name), deadline)
+                times[name] = time.monotonic() - t0
+                return out
+
+            if ping:
+                answer = collect("ping").decode("utf-8", "replace")
+                if " is UP" not in answer:
+                    raise SlurmUnavailable(answer.strip() or "scontrol ping: no controller is UP")
+            text = collect("partitions").decode("utf-8", "replace")
+            parts = [parse_scontrol.partition(r) for r in parse_scontrol.records(text)]
+            out = collect("sinfo")
+            t1 = time.monotonic()
+            nodes = columns.parse_sinfo(out, command="sinfo --Format")
+            times["parse_sinfo"] = time.monotonic() - t1
+            out = collect("squeue")
+            t1 = time.monotonic()
+            jobs = columns.parse_squeue(out, command="squeue --Format")
+            times["parse_squeue"] = time.monotonic() - t1
+        except SlurmCommandError as exc:
+            if exc.command[:2] == ["scontrol", "ping"]:
+                raise SlurmUnavailable(exc.message) from None
+            raise
+        finally:
+            for proc in started.values():       # after a failure: stop the others
+                proc.kill()
+                proc.communicate()
+        times["read"] = time.monotonic() - t0
+        self.last_read = times
+        return parts, nodes, jobs
 
     def job(self, job_id: int) -> Job:
         out = self._run(["scontrol", "show", "job", "-o", str(int(job_id))])

@@ -24,6 +24,8 @@ then and never again, and ends the process where none is found. This module impo
 raises BackendNotAvailable rather than silently talking to the first cluster.
 """
 import os
+import threading
+import time
 
 from malleo.plugin.backends import SlurmBackend, hostlist
 from malleo.plugin.backends.errors import (
@@ -114,12 +116,39 @@ class PyslurmBackend(SlurmBackend):
 
     name = "pyslurm"
 
-    def __init__(self, conf: str | None = None):
+    def __init__(self, conf: str | None = None, read: str | None = None):
         reason = unavailable_reason()
         if reason is not None:
             raise BackendNotAvailable(reason)
+        read = (read or os.environ.get("MALLEO_PYSLURM_READ") or "columns").lower()
+        if read not in ("columns", "objects"):
+            raise ValueError(f"MALLEO_PYSLURM_READ/read {read!r}: expected columns or objects")
         _init(conf)
         self.conf = conf
+        self.read = read
+        self._reader = None
+        self.columns_unavailable: str | None = None
+
+    def _columns(self):
+        """The libslurm column reader (:mod:`~malleo.plugin.backends.libslurm_rows`), made on
+        first use; None when ``read="objects"`` or it cannot work here (the reason in
+        :attr:`columns_unavailable`): the cycle then reads pyslurm's objects."""
+        if self.read != "columns" or self.columns_unavailable is not None:
+            return None
+        if self._reader is None:
+            from malleo.plugin.backends import libslurm_rows
+
+            try:
+                self._reader = libslurm_rows.make_reader()
+            except libslurm_rows.LayoutUnavailable as exc:
+                self.columns_unavailable = str(exc)
+                return None
+        return self._reader
+
+    @property
+    def reads_tables(self) -> bool:
+        """The cycle's reads are columns (see :class:`SlurmBackend`)."""
+        return self._columns() is not None
 
     def _call(self, rpc: str, fn, *args):
         try:
@@ -196,6 +225,86 @@ class PyslurmBackend(SlurmBackend):
 
     def all_jobs(self) -> list[Job]:
         return [self._job(j) for j in self._call("slurm_load_jobs", pyslurm.Jobs.load).values()]
+
+    def job_rows(self):
+        """The cycle's read of every job: a :class:`~malleo.plugin.backends.columns.JobTable`
+        straight from libslurm's records (no Python object per job; Slurm's "no change"
+        answer reuses the last one), else :meth:`all_jobs`."""
+        reader = self._columns()
+        return tuple(self.all_jobs()) if reader is None else reader.jobs()
+
+    def node_rows(self):
+        """The cycle's read of every node: a :class:`~malleo.plugin.backends.columns.NodeTable`
+        from libslurm's records (the last one again when Slurm reports no change), else
+        :meth:`nodes`."""
+        reader = self._columns()
+        if reader is None:
+            return tuple(self.nodes())
+        table = reader.nodes()
+        if not len(table.name):     # a cluster has nodes: an unanswered RPC (see ping())
+            self.ping()
+            raise SlurmUnavailable("slurm_load_node: libslurm returned no nodes")
+        return table
+
+    def queue_fingerprint(self) -> tuple:
+        """With the column reader, the fingerprint of its JobTable (equal to the cycle
+        read's, and a "no change" answer of about a millisecond when nothing changed);
+        else :meth:`SlurmBackend.queue_fingerprint`."""
+        reader = self._columns()
+        if reader is None:
+            return super().queue_fingerprint()
+        return reader.jobs().fingerprint()
+
+    def cycle_read(self, ping: bool = True):
+        """The agent cycle's read (see :meth:`SlurmBackend.cycle_read`), in this process.
+
+        With the column reader the jobs' RPC runs in a thread of its own while this one
+        pings and reads the partitions and nodes (libslurm's calls through ctypes release
+        the GIL, and slurmctld answers RPCs in threads): the read costs about the jobs'
+        RPC.  ``last_read`` splits it (``*_rpc``: libslurm's call, ``*_columns``: the
+        records into columns, absent when Slurm answered "no change")."""
+        t0 = time.monotonic()
+        reader = self._columns()
+        got: dict = {}
+        worker = None
+        if reader is not None:
+            reader.last_rpc = {}
+
+            def load_jobs():
+                try:
+                    got["jobs"] = reader.jobs()
+                except BaseException as exc:        # re-raised in the caller's thread
+                    got["error"] = exc
+                got["jobs_s"] = time.monotonic() - t0
+
+            worker = threading.Thread(target=load_jobs, name="malleo-jobs-read", daemon=True)
+            worker.start()
+        try:
+            if ping:
+                self.ping()
+            t1 = time.monotonic()
+            parts = self.partitions() if reader is None else reader.partitions()
+            t2 = time.monotonic()
+            nodes = self.node_rows()
+            t3 = time.monotonic()
+        finally:
+            if worker is not None:
+                worker.join()
+        if worker is None:
+            jobs = self.job_rows()
+            got["jobs_s"] = time.monotonic() - t0
+        elif "error" in got:
+            raise got["error"]
+        else:
+            jobs = got["jobs"]
+        t4 = time.monotonic()
+        times = {"ping": t1 - t0, "partitions": t2 - t1, "nodes": t3 - t2,
+                 "jobs": got["jobs_s"]}
+        if reader is not None:
+            times.update({k: v for k, v in reader.last_rpc.items() if isinstance(v, float)})
+        times["read"] = t4 - t0
+        self.last_read = times
+        return parts, nodes, jobs
 
     def job(self, job_id: int) -> Job:
         return self._job(self._call("slurm_load_job", pyslurm.Job.load, int(job_id)))
