@@ -119,7 +119,9 @@ def socket_dir():
 CRASH_ONCE = """
 import os, runpy, sys
 from mpi4py import MPI
+from malleo.plugin.malleable import wait_for_ranks
 comm, marker = MPI.COMM_WORLD, sys.argv.pop(1)
+wait_for_ranks(comm)                      # before its first message (client.wait_for_ranks)
 first = comm.bcast(comm.size == 4 and not os.path.exists(marker))  # first step on 4 nodes
 if first:                                                         # ... where a rank dies
     if comm.rank == 0:

@@ -137,3 +137,30 @@ def test_node_counts_read_in_the_singular_and_plural():
     from malleo.plugin.malleable.slurm_resize import nodes_text
 
     assert [nodes_text(n) for n in (0, 1, 2)] == ["0 nodes", "1 node", "2 nodes"]
+
+
+class _Ranks:
+    """A communicator's rank and size only (wait_for_ranks sends no MPI message)."""
+
+    def __init__(self, rank: int, size: int):
+        self.rank, self.size = rank, size
+
+
+def test_wait_for_ranks_holds_until_every_rank_started(monkeypatch, tmp_path, capfd):
+    """Each rank marks its start-up in the state directory and waits for all of them, per
+    step; a rank that never arrives ends the wait at the timeout, said on stderr."""
+    from malleo.plugin.malleable import client, launch
+    monkeypatch.setenv("MALLEO_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("MALLEO_STEP", "3")
+    began = time.monotonic()
+    assert client.wait_for_ranks(_Ranks(0, 2), timeout=0.3) is False
+    assert time.monotonic() - began >= 0.3
+    assert "not every rank started within 0.3 s" in capfd.readouterr().err
+    assert client.wait_for_ranks(_Ranks(1, 2), timeout=5) is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ready-3-0", "ready-3-1"]
+    monkeypatch.setenv("MALLEO_STEP", "4")           # the next step waits afresh
+    assert client.wait_for_ranks(_Ranks(0, 2), timeout=0.1) is False
+    launch._remove_state_files(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.delenv("MALLEO_STATE_DIR")
+    assert client.wait_for_ranks(_Ranks(0, 2), timeout=5) is False   # outside the launcher

@@ -172,9 +172,57 @@ def save(comm, state: State, action: Action) -> None:
     os.replace(req, directory / REQUEST)
 
 
+READY_PREFIX = "ready-"
+"""Files ``ready-STEP-RANK`` of :func:`wait_for_ranks` in the state directory."""
+
+
+def wait_for_ranks(comm, timeout: float = 60.0) -> bool:
+    """Hold this rank until every rank of ``comm`` has finished MPI's start-up, without an MPI
+    message: each rank creates ``ready-STEP-RANK`` in the job's state directory (shared by
+    the job's nodes, like the checkpoint) and waits for ``comm.size`` of them.
+
+    Why: Open MPI 5.0 (Debian 13's) can crash in ``MPI_Init`` when a message of a rank that
+    finished its start-up reaches one still waiting in the start-up fence (ob1 matches it
+    before MPI_COMM_WORLD exists: a segmentation fault in
+    ``mca_pml_ob1_recv_frag_callback_match``, open-mpi/ompi#12495); seen under load in the
+    test suite's first step.  :func:`restore` calls it first; a program that communicates
+    before :func:`restore` calls it right after importing ``mpi4py.MPI``.  Outside the
+    launcher (no state directory) it returns at once.
+
+    Args:
+        timeout: seconds to wait (a rank that died in its start-up never arrives; the step
+            then fails as it would have).
+
+    Returns:
+        True when every rank arrived, False on no state directory or on the timeout.
+    """
+    directory = state_dir()
+    if directory is None:
+        return False
+    step = os.environ.get("MALLEO_STEP", "0")
+    mine = directory / f"{READY_PREFIX}{step}-{comm.rank}"
+    try:
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+    except OSError as exc:
+        _log(f"cannot write {mine} ({exc}); not waiting for the other ranks")
+        return False
+    pattern = f"{READY_PREFIX}{step}-*"
+    deadline = time.monotonic() + timeout
+    while True:
+        if sum(1 for _ in directory.glob(pattern)) >= comm.size:
+            return True
+        if time.monotonic() >= deadline:
+            _log(f"rank {comm.rank}: not every rank started within {timeout:g} s")
+            return False
+        time.sleep(0.02)
+
+
 def restore(comm) -> State | None:
     """The state the previous step checkpointed, redistributed over ``comm`` (collective);
-    None when there is none (first step of the job, or outside the launcher)."""
+    None when there is none (first step of the job, or outside the launcher).  Every rank
+    first waits for the others' MPI start-up (:func:`wait_for_ranks`)."""
+    wait_for_ranks(comm)
     meta = None
     whole: dict[str, np.ndarray] = {}
     if comm.rank == 0:

@@ -115,6 +115,13 @@ def _remove_state_files(state: Path) -> None:
     for name in (client.CHECKPOINT, client.REQUEST, client.CHECKPOINT + ".tmp.npz",
                  client.REQUEST + ".tmp"):
         (state / name).unlink(missing_ok=True)
+    _remove_ready_files(state)
+
+
+def _remove_ready_files(state: Path) -> None:
+    """The ranks' start-up marks (client.wait_for_ranks) of the steps so far."""
+    for path in state.glob(client.READY_PREFIX + "*"):
+        path.unlink(missing_ok=True)
 
 
 def _run_steps(args: argparse.Namespace, job_id: int, declared, state: Path) -> int:
@@ -127,6 +134,7 @@ def _run_steps(args: argparse.Namespace, job_id: int, declared, state: Path) -> 
         names = hostlist.compress(nodes)
         _say(f"step {step}: {nodes_text(len(nodes))} {names}")
         env = dict(os.environ, MALLEO_STATE_DIR=str(state), MALLEO_NODES=str(len(nodes)),
+                   MALLEO_STEP=str(step),
                    SLURM_JOB_NODELIST=names, SLURM_NODELIST=names,
                    SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NNODES=str(len(nodes)))
         if declared is not None:
@@ -143,6 +151,7 @@ def _run_steps(args: argparse.Namespace, job_id: int, declared, state: Path) -> 
             _say(f"step {step}: no end within {args.step_timeout:g} s; stopping")
             return 124
         request_path = state / client.REQUEST
+        _remove_ready_files(state)
         _say(f"step {step}: ended after {time.monotonic() - began:.1f} s")
         if rc != 0:
             _say(f"step {step}: exit status {rc}")
