@@ -128,13 +128,13 @@ def slurm_jobs(slurm_cluster):
         except SlurmError:
             pass
     if cancelled:
-        _wait_released(backend, cancelled, timeout=60.0)
+        wait_released(backend, cancelled, timeout=60.0)
 
 
-def _wait_released(backend, ids: list[int], timeout: float) -> None:
+def wait_released(backend, ids: list[int], timeout: float) -> bool:
     """Wait (at most ``timeout`` seconds) until the cancelled jobs ended and no node is still
     COMPLETING: scancel returns before Slurm released the nodes, and under load the next test
-    would find them busy."""
+    would find them busy.  True when released, False on the timeout."""
     from malleo.plugin.backends.errors import SlurmError
 
     deadline = time.monotonic() + timeout
@@ -143,7 +143,8 @@ def _wait_released(backend, ids: list[int], timeout: float) -> None:
             if (all(backend.job(job_id).is_finished for job_id in ids)
                     and not any(n.state == "COMPLETING" or "COMPLETING" in n.flags
                                 for n in backend.nodes())):
-                return
+                return True
         except SlurmError:
-            return
+            return True
         time.sleep(0.3)
+    return False

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm_fixture import SCRIPT, _why_not_startable
+from slurm_fixture import SCRIPT, _why_not_startable, wait_released
 from test_malleable_mpi import heat_result
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
@@ -100,14 +100,7 @@ def jobs(backend):
     yield ids
     for job_id in ids:
         subprocess.run(["scancel", str(job_id)], env=backend._env, capture_output=True)
-    wait(lambda: all_idle(backend, ids), 120, "the cancelled jobs' nodes to be idle again")
-
-
-def all_idle(backend, ids) -> bool:
-    """Every job of ``ids`` finished and every node idle, none still COMPLETING."""
-    if not all(backend.job(job_id).is_finished for job_id in ids):
-        return False
-    return all(n.is_idle and "COMPLETING" not in n.flags for n in backend.nodes())
+    assert wait_released(backend, ids, timeout=120), "the cancelled jobs' nodes stayed busy"
 
 
 def socket_dir():
