@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages malleo's Slurm and MPI tests need, only those missing:
 #   munge slurmctld slurmd slurm-client   (a real Slurm on localhost: slurm-docker/local-slurm.sh)
+#   libslurm-dev                          (slurm.h and libslurm.so: the libslurm backend's read)
 #   openmpi-bin libopenmpi-dev            (real MPI; install before starting slurmd: PMIx)
 #   python3-venv python3-dev gcc libc6-dev make (make test's virtual environment and the Cython
 #                                         build with Debian's own python3: tests/python-env.sh)
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 python_packages=(python3-venv python3-dev gcc libc6-dev make)
-packages=(munge slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev "${python_packages[@]}")
+packages=(munge slurmctld slurmd slurm-client libslurm-dev openmpi-bin libopenmpi-dev "${python_packages[@]}")
 case "${1:-}" in
     "") ;;
     --accounting) packages+=(slurmdbd mariadb-server) ;;

@@ -57,7 +57,7 @@ def test_reads_nodes_and_partitions(slurm_cluster):
 
 def test_select_backend_on_live_cluster(slurm_cluster):
     backend = select_backend(conf=slurm_cluster.conf)
-    assert backend.name in ("cli", "pyslurm")
+    assert backend.name in ("cli", "libslurm", "pyslurm")
     backend.ping()
 
 

@@ -311,7 +311,7 @@ def test_missing_commands_are_unavailable(monkeypatch, tmp_path):
 
 def test_select_backend_cli_and_bad_kind():
     assert isinstance(select_backend(kind="cli"), CliBackend)
-    with pytest.raises(ValueError, match="expected auto, cli or pyslurm"):
+    with pytest.raises(ValueError, match="expected auto, cli, libslurm or pyslurm"):
         select_backend(kind="slurmrestd")
 
 

@@ -1,15 +1,20 @@
-"""Slurm backends: one interface (:class:`SlurmBackend`), two implementations.
+"""Slurm backends: one interface (:class:`SlurmBackend`), three implementations.
 
 - :class:`~malleo.plugin.backends.cli.CliBackend` runs Slurm's commands (``squeue --json``,
   ``sinfo --json``, ``scontrol``, ``sbatch``, ``scancel``) and works with any Slurm that has
   ``--json`` (21.08+; tested live on 22.05, schema-tested for 24.11).
+- :class:`~malleo.plugin.backends.libslurm_backend.LibslurmBackend` is the CLI backend whose
+  cycle reads go through the site's libslurm (ctypes, no pyslurm): Slurm 22.05 and later with
+  ``libslurm-dev`` (slurm.h and libslurm.so) and a C compiler.
 - :class:`~malleo.plugin.backends.pyslurm_backend.PyslurmBackend` calls pyslurm, for sites
   running Slurm 25.11 with the matching pyslurm.
 
 :func:`select_backend` picks pyslurm when it imports and was built for the running Slurm's
-major.minor, else the CLI backend; ``MALLEO_SLURM_BACKEND=cli|pyslurm|auto`` overrides.
+major.minor, else libslurm when it can run, else the CLI backend;
+``MALLEO_SLURM_BACKEND=cli|libslurm|pyslurm|auto`` overrides.
 """
 import abc
+import logging
 import os
 import time
 
@@ -225,30 +230,43 @@ def _version_prefix(text: str) -> tuple[int, int] | None:
     return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else None
 
 
+_FALLBACK_LOGGED: set[str] = set()
+
+
 def select_backend(conf: str | None = None, kind: str | None = None) -> SlurmBackend:
     """The backend to use for the cluster described by ``conf`` (a slurm.conf path).
 
     Args:
         conf: slurm.conf path; None uses the environment's SLURM_CONF or Slurm's default.
-        kind: "auto" (default), "cli" or "pyslurm"; None reads MALLEO_SLURM_BACKEND.
+        kind: "auto" (default), "cli", "libslurm" or "pyslurm"; None reads
+            MALLEO_SLURM_BACKEND.
 
     "auto" returns the pyslurm backend when ``import pyslurm`` works and pyslurm's Slurm
-    major.minor equals the running Slurm's (read with ``sinfo --version``), else the CLI backend.
+    major.minor equals the running Slurm's (read with ``sinfo --version``); else the libslurm
+    backend when it can run here (:func:`libslurm_backend.unavailable_reason`: the site's
+    libslurm.so and slurm.h of the running Slurm, a C compiler once, a slurm.conf file); else
+    the CLI backend, logging why libslurm could not be used (once per reason and process).
 
     Raises:
-        BackendNotAvailable: kind="pyslurm" where pyslurm does not import or does not match.
+        BackendNotAvailable: kind="pyslurm" or "libslurm" where that backend cannot run.
         ValueError: an unknown kind.
     """
     from malleo.plugin.backends.cli import CliBackend
 
     kind = (kind or os.environ.get("MALLEO_SLURM_BACKEND") or "auto").lower()
-    if kind not in ("auto", "cli", "pyslurm"):
-        raise ValueError(f"MALLEO_SLURM_BACKEND/kind {kind!r}: expected auto, cli or pyslurm")
+    if kind not in ("auto", "cli", "libslurm", "pyslurm"):
+        raise ValueError(f"MALLEO_SLURM_BACKEND/kind {kind!r}: expected auto, cli, libslurm "
+                         f"or pyslurm")
     cli = CliBackend(conf=conf)
     if kind == "cli":
         return cli
+    if kind == "libslurm":
+        from malleo.plugin.backends.libslurm_backend import LibslurmBackend
+
+        return LibslurmBackend(conf=conf, running=cli.version()[:2])
     from malleo.plugin.backends import pyslurm_backend
 
+    running = None
     reason = pyslurm_backend.unavailable_reason()
     if reason is None:
         built_for = _version_prefix(pyslurm_backend.pyslurm_slurm_version())
@@ -260,4 +278,22 @@ def select_backend(conf: str | None = None, kind: str | None = None) -> SlurmBac
                   "pyslurm does not report its Slurm version")
     if kind == "pyslurm":
         raise BackendNotAvailable(f"the pyslurm backend cannot be used: {reason}")
+    from malleo.plugin.backends import libslurm_backend
+
+    try:
+        running = running or cli.version()[:2]
+    except SlurmError as exc:          # no sinfo: the CLI backend reports it on first use
+        why = f"the running Slurm's version is unknown ({exc})"
+    else:
+        why = libslurm_backend.unavailable_reason(conf, running)
+    if why is None:
+        try:
+            return libslurm_backend.LibslurmBackend(conf=conf, running=running)
+        except BackendNotAvailable as exc:
+            why = str(exc)
+    if why not in _FALLBACK_LOGGED:
+        _FALLBACK_LOGGED.add(why)
+        logging.getLogger("malleo.plugin.backends").warning(
+            "reading Slurm through its commands (slower than libslurm): %s", why)
+    cli.libslurm_unavailable = why
     return cli

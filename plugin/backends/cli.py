@@ -68,6 +68,8 @@ class CliBackend(SlurmBackend):
     """
 
     name = "cli"
+    #: Why ``select_backend("auto")`` did not pick the libslurm backend (None: not asked).
+    libslurm_unavailable: str | None = None
 
     def __init__(self, conf: str | None = None, timeout: float = 60.0,
                  read: str | None = None):

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -44,7 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from malleo.plugin.backends import columns
-from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable, classify
+from malleo.plugin.backends.errors import (
+    BackendNotAvailable, SlurmError, SlurmUnavailable, classify)
 
 NO_CHANGE = 1900
 """SLURM_NO_CHANGE_IN_DATA (slurm_errno.h)."""
@@ -65,14 +67,23 @@ FIELDS = {
 """The structs and fields read (their C types: integers of the size the layout gives,
 ``char *`` for partition, state_desc, nodes, name and partitions)."""
 
+ALTERNATIVES = {"node_info_t.alloc_cpus": "node_info_t.select_nodeinfo"}
+"""Fields a Slurm before 23.02 lacks, and what it has instead.  22.05's ``node_info_t`` has no
+``alloc_cpus``: its allocated CPUs are behind the opaque ``select_nodeinfo`` pointer, read with
+``slurm_get_select_nodeinfo(..., SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &u16)`` as 22.05's
+sinfo does (23.02 moved them into ``alloc_cpus`` and dropped that call)."""
+
 _POINTERS = {"partition", "state_desc", "nodes", "job_array", "node_array", "name",
-             "partitions", "partition_array"}
+             "partitions", "partition_array", "select_nodeinfo"}
 _SIGNED = {"last_update", "submit_time", "start_time", "end_time"}      # time_t
 
 _PROGRAM = r"""
 #include <stddef.h>
 #include <stdio.h>
 #include <slurm/slurm.h>
+#ifndef SLURM_VERSION_NUM
+#define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#endif
 #define F(T, f) printf("\"%s.%s\": [%zu, %zu],\n", #T, #f, offsetof(T, f), sizeof(((T *)0)->f));
 int main(void) {
     printf("{\n");
@@ -84,6 +95,33 @@ int main(void) {
     return 0;
 }
 """
+
+
+_initialised_with: str | None = None
+"""The slurm.conf libslurm was initialised with in this process ("" = Slurm's default), or
+None: libslurm reads its configuration once per process (``slurm_init``), by pyslurm's
+backend or the libslurm one, whichever comes first."""
+
+
+def initialise(conf: str | None, init) -> None:
+    """Call ``init(path or None)`` the first time in this process, with ``conf`` (else
+    SLURM_CONF, else Slurm's default); later calls only check they name the same file.
+
+    Raises:
+        BackendNotAvailable: ``conf`` is not a file, or libslurm was initialised with
+            another slurm.conf in this process (it cannot switch).
+    """
+    global _initialised_with
+    wanted = str(conf or os.environ.get("SLURM_CONF") or "")
+    if _initialised_with is None:
+        if wanted and not os.path.isfile(wanted):
+            raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
+        init(wanted or None)
+        _initialised_with = wanted
+    elif wanted != _initialised_with:
+        raise BackendNotAvailable(
+            f"libslurm was initialised with slurm.conf {_initialised_with or '(default)'} in "
+            f"this process; it cannot switch to {wanted or '(default)'}")
 
 
 class LayoutUnavailable(Exception):
@@ -104,7 +142,9 @@ def library_path() -> str | None:
         with open("/proc/self/maps", encoding="utf-8") as maps:
             for line in maps:
                 path = line.split()[-1] if line.strip() else ""
-                if "/libslurm" in path and ".so" in path:
+                # the file's name, not the path: a folder named like the library (a checkout
+                # in .../libslurm-read/) is not it
+                if re.match(r"libslurm(full)?(-[0-9.]+)?\.so", os.path.basename(path)):
                     return path
     except OSError:
         pass
@@ -154,7 +194,7 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise LayoutUnavailable("no C compiler (cc) to read slurm.h's struct layout")
-    body = "\n".join(f"    F({t}, {f})" for t, fs in FIELDS.items() for f in fs)
+    body = "\n".join(_field_line(t, f) for t, fs in FIELDS.items() for f in fs)
     with tempfile.TemporaryDirectory(prefix="malleo-layout-") as tmp:
         src, exe = Path(tmp) / "layout.c", Path(tmp) / "layout"
         src.write_text(_PROGRAM.replace("%s\n", body + "\n", 1))
@@ -182,6 +222,16 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
     except OSError:
         pass                        # an unwritable cache: compile again next time
     return found
+
+
+def _field_line(struct: str, field: str) -> str:
+    """The layout program's line for one field; a field of :data:`ALTERNATIVES` is read
+    where the header's Slurm has it (23.02 on), else its replacement is."""
+    other = ALTERNATIVES.get(f"{struct}.{field}")
+    if other is None:
+        return f"    F({struct}, {field})"
+    return (f"#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)\n    F({struct}, {field})\n"
+            f"#else\n    F({other.replace('.', ', ')})\n#endif")
 
 
 def _private(directory: Path) -> Path | None:
@@ -218,6 +268,8 @@ def _checked_layout(doc) -> dict[str, tuple[int, int]] | None:
         limit = sizes.get(struct)
         for field in fields:
             pair = found.get(f"{struct}.{field}")
+            if pair is None and f"{struct}.{field}" in ALTERNATIVES:
+                pair = found.get(ALTERNATIVES[f"{struct}.{field}"])
             if pair is None or pair[1] not in (1, 2, 4, 8):
                 return None
             if limit is not None and (limit[0] == 0 or pair[0] + pair[1] > limit[0]):
@@ -228,6 +280,8 @@ def _checked_layout(doc) -> dict[str, tuple[int, int]] | None:
 def _dtype(lay: dict, struct: str, size_key: str | None) -> np.dtype:
     names, formats, offsets = [], [], []
     for f in FIELDS[struct]:
+        if f"{struct}.{f}" not in lay and f"{struct}.{f}" in ALTERNATIVES:
+            f = ALTERNATIVES[f"{struct}.{f}"].split(".")[1]
         off, size = lay[f"{struct}.{f}"]
         if f in _POINTERS:
             fmt = f"<u{size}"
@@ -276,8 +330,18 @@ class Reader:
         L.slurm_strerror.argtypes = [ctypes.c_int]
         L.slurm_job_state_string.restype = ctypes.c_char_p
         L.slurm_job_state_string.argtypes = [ctypes.c_uint32]
-        L.slurm_job_state_reason_string.restype = ctypes.c_char_p
-        L.slurm_job_state_reason_string.argtypes = [ctypes.c_uint32]
+        # The reason's name: slurm_job_state_reason_string from 23.02 on, slurm_job_reason_string
+        # in 22.05 (neither is declared in slurm.h; libslurm exports both, squeue calls them).
+        reason_fn = getattr(L, "slurm_job_state_reason_string", None)
+        if reason_fn is None:
+            reason_fn = L.slurm_job_reason_string
+        reason_fn.restype = ctypes.c_char_p
+        reason_fn.argtypes = [ctypes.c_uint32]
+        self._reason_fn = reason_fn
+        if "alloc_cpus" not in self.node_dtype.names:        # before 23.02: ALTERNATIVES
+            L.slurm_get_select_nodeinfo.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                                    ctypes.c_uint32, ctypes.c_void_p]
+        L.slurm_ping.argtypes = [ctypes.c_int]
         L.slurm_node_state_string_complete.restype = ctypes.c_void_p   # xmalloc'd
         L.slurm_node_state_string_complete.argtypes = [ctypes.c_uint32]
         L.slurm_xfree_ptr.argtypes = [ctypes.c_void_p]
@@ -401,7 +465,7 @@ class Reader:
             state = np.where(state == flag, base, state)
         t.state = state
         # Reason: the state description when set, else the reason's name; its first word
-        reason = self._names(rec["state_reason"], self.lib.slurm_job_state_reason_string)
+        reason = self._names(rec["state_reason"], self._reason_fn)
         desc_rows = np.flatnonzero(rec["state_desc"])
         if len(desc_rows):
             reason = reason.astype(object)
@@ -517,6 +581,31 @@ class Reader:
         self.lib.slurm_xfree_ptr(ptr)           # xfree_ptr frees the block it is given
         return text
 
+    def _select_alloc(self, ptrs: np.ndarray) -> np.ndarray:
+        """Allocated CPUs per node on Slurm before 23.02 (:data:`ALTERNATIVES`): one
+        ``slurm_get_select_nodeinfo`` call per node (about 1 us each), 0 where it fails."""
+        out = np.zeros(len(ptrs), dtype=np.int64)
+        value = ctypes.c_uint16()
+        ref, get = ctypes.byref(value), self.lib.slurm_get_select_nodeinfo
+        for row, ptr in enumerate(ptrs.tolist()):
+            value.value = 0
+            # SELECT_NODEDATA_SUBCNT (2) of NODE_STATE_ALLOCATED (3): slurm.h's enums
+            if ptr and get(ptr, 2, 3, ref) == 0:
+                out[row] = value.value
+        return out
+
+    def ping(self) -> None:
+        """Return when the primary controller answers ``slurm_ping``.
+
+        Raises:
+            SlurmUnavailable: it does not (Slurm's message)."""
+        rc = self.lib.slurm_ping(0)
+        if rc == 0:
+            return
+        err = rc if rc > 0 else ctypes.get_errno()
+        text = (self.lib.slurm_strerror(err) or b"").decode("utf-8", "replace")
+        raise SlurmUnavailable(f"slurm_ping: {text} (errno {err})")
+
     def _node_table(self, rec: np.ndarray) -> columns.NodeTable:
         """Rows as :func:`columns.parse_sinfo` gives them: a node in k partitions is k rows
         (a node in none: one row, partition empty)."""
@@ -530,12 +619,56 @@ class Reader:
         flat = [x for p in parts for x in p]
         t.partition = np.array(flat, dtype=f"S{max(map(len, flat), default=1) or 1}")
         t.cpus = np.repeat(rec["cpus"].astype(np.int64), repeat)
-        t.alloc_cpus = np.repeat(rec["alloc_cpus"].astype(np.int64), repeat)
+        if "alloc_cpus" in rec.dtype.names:
+            alloc = rec["alloc_cpus"].astype(np.int64)
+        else:
+            alloc = self._select_alloc(rec["select_nodeinfo"])
+        t.alloc_cpus = np.repeat(alloc, repeat)
         state = self._names(rec["node_state"], self._node_state)
         text = [s.decode().lower() for s in state.tolist()]
         t.state = [s for s, k in zip(text, repeat.tolist()) for _ in range(k)]
         t.is_available = np.repeat(columns.available(state), repeat)
         return t
+
+
+def cycle_read(reader: Reader, ping, node_rows):
+    """An agent cycle's read through ``reader``: ``(partitions, nodes, jobs, times)``.
+
+    The jobs' RPC runs in a thread of its own while this one calls ``ping`` (None: no ping)
+    and reads the partitions and ``node_rows()`` (libslurm's calls through ctypes release the
+    GIL, and slurmctld answers RPCs in threads): the read costs about the jobs' RPC.
+    ``times`` splits it in seconds (``ping``, ``partitions``, ``nodes``, ``jobs``, ``*_rpc``:
+    libslurm's call, ``*_columns``: the records into columns, absent when Slurm answered
+    "no change"; ``read``: the whole)."""
+    t0 = time.monotonic()
+    got: dict = {}
+    reader.last_rpc = {}
+
+    def load_jobs():
+        try:
+            got["jobs"] = reader.jobs()
+        except BaseException as exc:        # re-raised in the caller's thread
+            got["error"] = exc
+        got["jobs_s"] = time.monotonic() - t0
+
+    worker = threading.Thread(target=load_jobs, name="malleo-jobs-read", daemon=True)
+    worker.start()
+    try:
+        if ping is not None:
+            ping()
+        t1 = time.monotonic()
+        parts = reader.partitions()
+        t2 = time.monotonic()
+        nodes = node_rows()
+        t3 = time.monotonic()
+    finally:
+        worker.join()
+    if "error" in got:
+        raise got["error"]
+    times = {"ping": t1 - t0, "partitions": t2 - t1, "nodes": t3 - t2, "jobs": got["jobs_s"]}
+    times.update({k: v for k, v in reader.last_rpc.items() if isinstance(v, float)})
+    times["read"] = time.monotonic() - t0
+    return parts, nodes, got["jobs"], times
 
 
 def make_reader() -> Reader:

@@ -24,7 +24,6 @@ then and never again, and ends the process where none is found. This module impo
 raises BackendNotAvailable rather than silently talking to the first cluster.
 """
 import os
-import threading
 import time
 
 from malleo.plugin.backends import SlurmBackend, hostlist
@@ -45,9 +44,6 @@ finally:
         os.environ.pop("PYSLURM_DISABLE_AUTO_INIT", None)
     else:
         os.environ["PYSLURM_DISABLE_AUTO_INIT"] = _AUTO_INIT
-
-#: The slurm.conf libslurm was initialised with in this process ("" = Slurm's default), or None.
-_initialised_with: str | None = None
 
 SKIP_REASON = ("pyslurm is not importable here: pyslurm 25.11 builds only against Slurm 25.11 "
                "(Debian ships 22.05, 24.11 and 26.05; `make test-slurm-25.11` builds Slurm "
@@ -71,20 +67,16 @@ def pyslurm_slurm_version() -> str:
 
 
 def _init(conf: str | None) -> None:
-    """Initialise libslurm once per process with ``conf`` (see the module docstring)."""
-    global _initialised_with
-    wanted = str(conf or os.environ.get("SLURM_CONF") or "")
-    if _initialised_with is None:
-        if wanted and not os.path.isfile(wanted):
-            raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
-        if wanted:
-            os.environ["SLURM_CONF"] = wanted
-        pyslurm.slurm_init(wanted or None)
-        _initialised_with = wanted
-    elif wanted != _initialised_with:
-        raise BackendNotAvailable(
-            f"pyslurm was initialised with slurm.conf {_initialised_with or '(default)'} in this "
-            f"process; libslurm cannot switch to {wanted or '(default)'}")
+    """Initialise libslurm once per process with ``conf`` (see the module docstring): the
+    record is :func:`libslurm_rows.initialise`'s, shared with the libslurm backend."""
+    from malleo.plugin.backends import libslurm_rows
+
+    def init(path):
+        if path:
+            os.environ["SLURM_CONF"] = path
+        pyslurm.slurm_init(path)
+
+    libslurm_rows.initialise(conf, init)
 
 
 def _minutes_to_seconds(value) -> int | None:
@@ -263,47 +255,25 @@ class PyslurmBackend(SlurmBackend):
         the GIL, and slurmctld answers RPCs in threads): the read costs about the jobs'
         RPC.  ``last_read`` splits it (``*_rpc``: libslurm's call, ``*_columns``: the
         records into columns, absent when Slurm answered "no change")."""
-        t0 = time.monotonic()
         reader = self._columns()
-        got: dict = {}
-        worker = None
         if reader is not None:
-            reader.last_rpc = {}
+            from malleo.plugin.backends import libslurm_rows
 
-            def load_jobs():
-                try:
-                    got["jobs"] = reader.jobs()
-                except BaseException as exc:        # re-raised in the caller's thread
-                    got["error"] = exc
-                got["jobs_s"] = time.monotonic() - t0
-
-            worker = threading.Thread(target=load_jobs, name="malleo-jobs-read", daemon=True)
-            worker.start()
-        try:
-            if ping:
-                self.ping()
-            t1 = time.monotonic()
-            parts = self.partitions() if reader is None else reader.partitions()
-            t2 = time.monotonic()
-            nodes = self.node_rows()
-            t3 = time.monotonic()
-        finally:
-            if worker is not None:
-                worker.join()
-        if worker is None:
-            jobs = self.job_rows()
-            got["jobs_s"] = time.monotonic() - t0
-        elif "error" in got:
-            raise got["error"]
-        else:
-            jobs = got["jobs"]
+            parts, nodes, jobs, self.last_read = libslurm_rows.cycle_read(
+                reader, self.ping if ping else None, self.node_rows)
+            return parts, nodes, jobs
+        t0 = time.monotonic()
+        if ping:
+            self.ping()
+        t1 = time.monotonic()
+        parts = self.partitions()
+        t2 = time.monotonic()
+        nodes = self.node_rows()
+        t3 = time.monotonic()
+        jobs = self.job_rows()
         t4 = time.monotonic()
-        times = {"ping": t1 - t0, "partitions": t2 - t1, "nodes": t3 - t2,
-                 "jobs": got["jobs_s"]}
-        if reader is not None:
-            times.update({k: v for k, v in reader.last_rpc.items() if isinstance(v, float)})
-        times["read"] = t4 - t0
-        self.last_read = times
+        self.last_read = {"ping": t1 - t0, "partitions": t2 - t1, "nodes": t3 - t2,
+                          "jobs": t4 - t3, "read": t4 - t0}
         return parts, nodes, jobs
 
     def job(self, job_id: int) -> Job:

@@ -1,0 +1,123 @@
+"""Why the libslurm backend (plugin/backends/libslurm_backend.py) cannot run, said before
+anything is loaded: no library, a header of another Slurm than the running one, no slurm.conf
+file; ``select_backend("auto")`` then falls back to the CLI backend with that reason logged,
+and ``"libslurm"`` raises it.  And the layout program's version switch: a 22.05-style
+``node_info_t`` (no ``alloc_cpus``, ``select_nodeinfo`` instead) and a later one each give
+the field they have.  The headers here are small stand-ins compiled for real (they need a C
+compiler, as the backend does); the backend's reads are checked live against the CLI backend
+in tests/test_slurm_libslurm.py."""
+import logging
+import shutil
+
+import pytest
+
+from malleo.plugin.backends import libslurm_backend, libslurm_rows, select_backend
+from malleo.plugin.backends.cli import CliBackend
+from malleo.plugin.backends.errors import BackendNotAvailable
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
+                                reason="no C compiler: the layout program cannot be built")
+
+_HEADER = """#include <stdint.h>
+#include <time.h>
+#define SLURM_VERSION_NUM(a,b,c) (((a) << 16) + ((b) << 8) + (c))
+#define SLURM_VERSION_NUMBER SLURM_VERSION_NUM(%(major)d, %(minor)d, 1)
+typedef struct { time_t last_update; uint32_t record_count; void *job_array; } job_info_msg_t;
+typedef struct { uint32_t job_id; uint32_t user_id; char *partition; uint32_t job_state;
+  uint32_t state_reason; char *state_desc; uint32_t priority; time_t submit_time;
+  time_t start_time; time_t end_time; uint32_t time_limit; uint32_t num_nodes;
+  uint32_t max_nodes; uint32_t num_cpus; char *nodes; } slurm_job_info_t;
+typedef struct { time_t last_update; uint32_t record_count; void *node_array; } node_info_msg_t;
+typedef struct { char *name; uint32_t node_state; uint16_t cpus; %(alloc)s; char *partitions; }
+  node_info_t;
+typedef struct { time_t last_update; uint32_t record_count; void *partition_array; }
+  partition_info_msg_t;
+typedef struct { char *name; uint32_t max_time; uint32_t flags; uint16_t state_up; char *nodes;
+  uint32_t total_cpus; } partition_info_t;
+"""
+
+
+def _prefix(tmp_path, major, minor):
+    """A Slurm prefix with a stand-in header of that version and an (empty) libslurm.so."""
+    alloc = "uint16_t alloc_cpus" if (major, minor) >= (23, 2) else "void *select_nodeinfo"
+    header = tmp_path / "include" / "slurm" / "slurm.h"
+    header.parent.mkdir(parents=True)
+    header.write_text(_HEADER % {"major": major, "minor": minor, "alloc": alloc})
+    lib = tmp_path / "lib" / "libslurm.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"")
+    return lib
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MALLEO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MALLEO_SLURM_INCLUDE", raising=False)
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    monkeypatch.setattr(libslurm_rows, "_initialised_with", None)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("version, field", [((22, 5), "select_nodeinfo"),
+                                            ((24, 11), "alloc_cpus")])
+def test_the_layout_reads_the_allocated_cpus_field_the_version_has(tmp_path, env, version,
+                                                                   field):
+    lib = _prefix(tmp_path / "prefix", *version)
+    lay = libslurm_rows.layout(libslurm_rows.header_for(str(lib)))
+    assert lay["version"][0] >> 16 == version[0]
+    assert f"node_info_t.{field}" in lay
+    other = {"alloc_cpus", "select_nodeinfo"} - {field}
+    assert f"node_info_t.{other.pop()}" not in lay
+    dtype = libslurm_rows._dtype(lay, "node_info_t", "sizeof.node_info_t")
+    assert field in dtype.names and dtype.itemsize == lay["sizeof.node_info_t"][0]
+
+
+def test_no_library_is_said_with_what_to_install(tmp_path, env):
+    env.setenv("MALLEO_LIBSLURM", str(tmp_path / "nowhere" / "libslurm.so"))
+    reason = libslurm_backend.unavailable_reason(None, (22, 5))
+    assert "no libslurm.so" in reason and "libslurm-dev" in reason
+    assert str(tmp_path / "nowhere") in reason
+
+
+def test_a_header_of_another_slurm_is_refused(tmp_path, env):
+    env.setenv("MALLEO_LIBSLURM", str(_prefix(tmp_path / "prefix", 22, 5)))
+    reason = libslurm_backend.unavailable_reason(None, (24, 11))
+    assert "is Slurm 22.05 but the cluster runs 24.11" in reason
+
+
+def test_no_slurm_conf_file_is_said(tmp_path, env):
+    env.setenv("MALLEO_LIBSLURM", str(_prefix(tmp_path / "prefix", 24, 11)))
+    assert "no slurm.conf file named" in libslurm_backend.unavailable_reason(None, (24, 11))
+    missing = tmp_path / "etc" / "slurm.conf"
+    assert (f"slurm.conf {missing}: no such file"
+            in libslurm_backend.unavailable_reason(str(missing), (24, 11)))
+    missing.parent.mkdir()
+    missing.write_text("ClusterName=x\n")
+    assert libslurm_backend.unavailable_reason(str(missing), (24, 11)) is None
+    # all found, but the library is no library: loading it says so, nothing initialised
+    with pytest.raises(BackendNotAvailable, match="cannot load"):
+        libslurm_backend.LibslurmBackend(conf=str(missing), running=(24, 11))
+    assert libslurm_rows._initialised_with is None
+
+
+def test_auto_falls_back_to_the_cli_with_the_reason_logged(tmp_path, env, caplog):
+    from malleo.plugin.backends import pyslurm_backend
+
+    if pyslurm_backend.pyslurm is not None:
+        pytest.skip("pyslurm imports here: auto tries it first")
+    env.setenv("MALLEO_LIBSLURM", str(_prefix(tmp_path / "prefix", 22, 5)))
+    env.setattr(CliBackend, "version", lambda self: (24, 11, 6))    # the running Slurm
+    with caplog.at_level(logging.WARNING, logger="malleo.plugin.backends"):
+        backend = select_backend(kind="auto")
+    assert type(backend) is CliBackend
+    assert "is Slurm 22.05 but the cluster runs 24.11" in backend.libslurm_unavailable
+    assert any("reading Slurm through its commands" in r.getMessage()
+               and "22.05" in r.getMessage() for r in caplog.records)
+    with pytest.raises(BackendNotAvailable, match="the libslurm backend cannot be used: "
+                                                  "slurm.h next to"):
+        select_backend(kind="libslurm")
+
+
+def test_unknown_kind_names_the_four():
+    with pytest.raises(ValueError, match="expected auto, cli, libslurm or pyslurm"):
+        select_backend(kind="slurmrestd")
