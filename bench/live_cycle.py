@@ -12,7 +12,11 @@ job's, once); the next ones find them written, as the running agent does between
 A cluster of 10,000 nodes and 10,000 pending jobs: bench/live_cluster.sh (about 4 minutes).
 
     python bench/live_cycle.py --slurm-conf FILE [--policy fcfs+conservative] [--cycles 4]
-        [--backend cli|pyslurm] [--read compact|json] [--change] [--sequential]
+        [--backend cli|libslurm|pyslurm] [--read compact|json] [--change] [--sequential]
+
+``--backend libslurm`` reads through the site's libslurm (plugin/backends/libslurm_backend.py:
+libslurm-dev installed); its parts are ``read.jobs_rpc`` (libslurm's call), ``read.jobs_columns``
+(the records into columns), the same for nodes, ``read.ping`` and ``read.partitions``.
 
 ``--sequential`` reads as the agent did before (the ping, then each command after the
 other: the base class's ``cycle_read``), for comparison.  The other figures of the cycle
@@ -40,7 +44,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--policy", default="fcfs+conservative")
     ap.add_argument("--cycles", type=int, default=4)
-    ap.add_argument("--backend", choices=("cli", "pyslurm"), default="cli")
+    ap.add_argument("--backend", choices=("cli", "libslurm", "pyslurm"), default="cli")
     ap.add_argument("--read", choices=("compact", "json"), default="compact")
     ap.add_argument("--change", action="store_true",
                     help="before each cycle after the first, submit one held job (sbatch "
@@ -81,7 +85,7 @@ def _run(args, conf: str, policy) -> int:
     if args.backend == "cli":
         backend = CliBackend(conf=conf, read=args.read)
     else:
-        backend = select_backend(conf, kind="pyslurm")
+        backend = select_backend(conf, kind=args.backend)
     if args.sequential:
         backend.cycle_read = lambda ping=True: SlurmBackend.cycle_read(backend, ping)
     with tempfile.TemporaryDirectory(prefix="malleo-live-cycle-") as tmp:
@@ -114,7 +118,9 @@ def _run(args, conf: str, policy) -> int:
         inputs = result.inputs
         summary = {
             "slurm": version, "backend": backend.name,
-            "read": "sequential" if args.sequential else getattr(backend, "read", "pyslurm"),
+            "read": ("sequential" if args.sequential else "libslurm columns"
+                     if backend.name in ("libslurm", "pyslurm") and backend.reads_tables
+                     else getattr(backend, "read", "pyslurm objects")),
             "policy": policy.describe(), "pending": len(inputs.pending_ids),
             "running": len(inputs.running_ids), "skipped": len(inputs.skipped),
             "nodes": inputs.total, "starts_now": len(result.started_now),

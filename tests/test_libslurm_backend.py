@@ -2,7 +2,7 @@
 anything is loaded: no library, a header of another Slurm than the running one, no slurm.conf
 file; ``select_backend("auto")`` then falls back to the CLI backend with that reason logged,
 and ``"libslurm"`` raises it.  And the layout program's version switch: a 22.05-style
-``node_info_t`` (no ``alloc_cpus``, ``select_nodeinfo`` instead) and a later one each give
+``node_info_t`` (22.05 and 24.11: no ``alloc_cpus``, ``select_nodeinfo`` instead) and 25.11's each give
 the field they have.  The headers here are small stand-ins compiled for real (they need a C
 compiler, as the backend does); the backend's reads are checked live against the CLI backend
 in tests/test_slurm_libslurm.py."""
@@ -39,7 +39,7 @@ typedef struct { char *name; uint32_t max_time; uint32_t flags; uint16_t state_u
 
 def _prefix(tmp_path, major, minor):
     """A Slurm prefix with a stand-in header of that version and an (empty) libslurm.so."""
-    alloc = "uint16_t alloc_cpus" if (major, minor) >= (23, 2) else "void *select_nodeinfo"
+    alloc = "uint16_t alloc_cpus" if (major, minor) >= (25, 5) else "void *select_nodeinfo"
     header = tmp_path / "include" / "slurm" / "slurm.h"
     header.parent.mkdir(parents=True)
     header.write_text(_HEADER % {"major": major, "minor": minor, "alloc": alloc})
@@ -59,7 +59,8 @@ def env(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("version, field", [((22, 5), "select_nodeinfo"),
-                                            ((24, 11), "alloc_cpus")])
+                                            ((24, 11), "select_nodeinfo"),
+                                            ((25, 11), "alloc_cpus")])
 def test_the_layout_reads_the_allocated_cpus_field_the_version_has(tmp_path, env, version,
                                                                    field):
     lib = _prefix(tmp_path / "prefix", *version)

@@ -78,8 +78,8 @@ def test_libslurm_read_equals_the_cli_compact_read_and_plans_alike(slurm_cluster
                        nodes_l.cpus.tolist(), nodes_l.is_available.tolist()))
             == sorted(zip(nodes_c.name.tolist(), nodes_c.partition.tolist(), nodes_c.state,
                           nodes_c.cpus.tolist(), nodes_c.is_available.tolist())))
-    # Allocated CPUs per node as scontrol/sinfo --json give them (22.05 reads them through
-    # slurm_get_select_nodeinfo, later versions from node_info_t.alloc_cpus): every node is
+    # Allocated CPUs per node as scontrol/sinfo --json give them (22.05 and 24.11 read them
+    # through slurm_get_select_nodeinfo, 25.11 and 26.05 from node_info_t.alloc_cpus): every node is
     # busy with the filling job.
     by_json = {n.name: n.alloc_cpus for n in cli.nodes()}
     by_lib = dict(zip((n.decode() for n in nodes_l.name.tolist()), nodes_l.alloc_cpus.tolist()))

@@ -68,10 +68,11 @@ FIELDS = {
 ``char *`` for partition, state_desc, nodes, name and partitions)."""
 
 ALTERNATIVES = {"node_info_t.alloc_cpus": "node_info_t.select_nodeinfo"}
-"""Fields a Slurm before 23.02 lacks, and what it has instead.  22.05's ``node_info_t`` has no
-``alloc_cpus``: its allocated CPUs are behind the opaque ``select_nodeinfo`` pointer, read with
-``slurm_get_select_nodeinfo(..., SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &u16)`` as 22.05's
-sinfo does (23.02 moved them into ``alloc_cpus`` and dropped that call)."""
+"""Fields a Slurm before 25.05 lacks, and what it has instead.  The ``node_info_t`` of 22.05
+and 24.11 has no ``alloc_cpus``: the allocated CPUs are behind the opaque ``select_nodeinfo``
+pointer, read with ``slurm_get_select_nodeinfo(..., SELECT_NODEDATA_SUBCNT,
+NODE_STATE_ALLOCATED, &u16)`` as their sinfo does; 25.11's header has ``alloc_cpus`` and no
+``select_nodeinfo`` (checked in the headers of 22.05, 24.11, 25.11 and 26.05)."""
 
 _POINTERS = {"partition", "state_desc", "nodes", "job_array", "node_array", "name",
              "partitions", "partition_array", "select_nodeinfo"}
@@ -178,7 +179,9 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
         LayoutUnavailable: no C compiler, or the program did not build or run.
     """
     text = header.read_bytes()
-    key = hashlib.sha256(text + _PROGRAM.encode()).hexdigest()[:16]
+    body = "\n".join(_field_line(t, f) for t, fs in FIELDS.items() for f in fs)
+    program = _PROGRAM.replace("%s\n", body + "\n", 1)
+    key = hashlib.sha256(text + program.encode()).hexdigest()[:16]
     directory = _private(_cache_dir())
     cached = (directory or Path("/nonexistent")) / f"slurm-layout-{key}.json"
     try:
@@ -194,10 +197,9 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise LayoutUnavailable("no C compiler (cc) to read slurm.h's struct layout")
-    body = "\n".join(_field_line(t, f) for t, fs in FIELDS.items() for f in fs)
     with tempfile.TemporaryDirectory(prefix="malleo-layout-") as tmp:
         src, exe = Path(tmp) / "layout.c", Path(tmp) / "layout"
-        src.write_text(_PROGRAM.replace("%s\n", body + "\n", 1))
+        src.write_text(program)
         build = subprocess.run([cc, "-I", str(header.parent.parent), "-o", str(exe), str(src)],
                                capture_output=True, text=True)
         if build.returncode != 0:
@@ -226,11 +228,11 @@ def layout(header: Path) -> dict[str, tuple[int, int]]:
 
 def _field_line(struct: str, field: str) -> str:
     """The layout program's line for one field; a field of :data:`ALTERNATIVES` is read
-    where the header's Slurm has it (23.02 on), else its replacement is."""
+    where the header's Slurm has it (25.05 on), else its replacement is."""
     other = ALTERNATIVES.get(f"{struct}.{field}")
     if other is None:
         return f"    F({struct}, {field})"
-    return (f"#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)\n    F({struct}, {field})\n"
+    return (f"#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)\n    F({struct}, {field})\n"
             f"#else\n    F({other.replace('.', ', ')})\n#endif")
 
 
@@ -330,7 +332,7 @@ class Reader:
         L.slurm_strerror.argtypes = [ctypes.c_int]
         L.slurm_job_state_string.restype = ctypes.c_char_p
         L.slurm_job_state_string.argtypes = [ctypes.c_uint32]
-        # The reason's name: slurm_job_state_reason_string from 23.02 on, slurm_job_reason_string
+        # The reason's name: slurm_job_state_reason_string in 24.11 on, slurm_job_reason_string
         # in 22.05 (neither is declared in slurm.h; libslurm exports both, squeue calls them).
         reason_fn = getattr(L, "slurm_job_state_reason_string", None)
         if reason_fn is None:
@@ -338,7 +340,7 @@ class Reader:
         reason_fn.restype = ctypes.c_char_p
         reason_fn.argtypes = [ctypes.c_uint32]
         self._reason_fn = reason_fn
-        if "alloc_cpus" not in self.node_dtype.names:        # before 23.02: ALTERNATIVES
+        if "alloc_cpus" not in self.node_dtype.names:        # before 25.05: ALTERNATIVES
             L.slurm_get_select_nodeinfo.argtypes = [ctypes.c_void_p, ctypes.c_int,
                                                     ctypes.c_uint32, ctypes.c_void_p]
         L.slurm_ping.argtypes = [ctypes.c_int]
@@ -582,7 +584,7 @@ class Reader:
         return text
 
     def _select_alloc(self, ptrs: np.ndarray) -> np.ndarray:
-        """Allocated CPUs per node on Slurm before 23.02 (:data:`ALTERNATIVES`): one
+        """Allocated CPUs per node on Slurm before 25.05 (:data:`ALTERNATIVES`): one
         ``slurm_get_select_nodeinfo`` call per node (about 1 us each), 0 where it fails."""
         out = np.zeros(len(ptrs), dtype=np.int64)
         value = ctypes.c_uint16()

@@ -59,7 +59,7 @@ def slurm() -> None:
 @STATE_DIR
 @_LOG_FORMAT
 @_LOG_LEVEL
-@click.option("--backend", type=click.Choice(("auto", "cli", "pyslurm")), default=None,
+@click.option("--backend", type=click.Choice(("auto", "cli", "libslurm", "pyslurm")), default=None,
               envvar="MALLEO_SLURM_BACKEND", show_envvar=True,
               help="Slurm backend. [default: auto]")
 @click.option("--reconfig-socket", default=None, type=click.Path(dir_okay=False),
