@@ -13,8 +13,8 @@ def test_no_header_names_where_it_looked(tmp_path, monkeypatch):
     lib = tmp_path / "prefix" / "lib" / "libslurm.so"
     lib.parent.mkdir(parents=True)
     lib.write_bytes(b"")
-    if (libslurm_rows.Path("/usr/include/slurm/slurm.h")).is_file():
-        pytest.skip("this machine has /usr/include/slurm/slurm.h (libslurm-dev)")
+    # the system's include folder, without slurm.h (this machine may have libslurm-dev)
+    monkeypatch.setattr(libslurm_rows, "SYSTEM_INCLUDE", tmp_path / "usr-include")
     with pytest.raises(libslurm_rows.LayoutUnavailable) as err:
         libslurm_rows.header_for(str(lib))
     text = str(err.value)

@@ -152,6 +152,10 @@ def library_path() -> str | None:
     return None
 
 
+SYSTEM_INCLUDE = Path("/usr/include")
+"""Where the system's headers are (Debian's ``libslurm-dev`` puts slurm.h there)."""
+
+
 def header_for(lib: str) -> Path:
     """``slurm/slurm.h`` of the Slurm ``lib`` belongs to (module docstring).
 
@@ -163,7 +167,7 @@ def header_for(lib: str) -> Path:
         candidates.append(Path(os.environ["MALLEO_SLURM_INCLUDE"]))
     libdir = Path(lib).resolve().parent
     candidates += [libdir.parent / "include", libdir.parent.parent / "include",
-                   Path("/usr/include")]
+                   SYSTEM_INCLUDE]
     for inc in candidates:
         if (inc / "slurm" / "slurm.h").is_file():
             return inc / "slurm" / "slurm.h"
