@@ -604,13 +604,15 @@ class Reader:
         """Return when the primary controller answers ``slurm_ping``.
 
         Raises:
-            SlurmUnavailable: it does not (Slurm's message)."""
+            SlurmUnavailable: it does not (Slurm's message).
+        """
         rc = self.lib.slurm_ping(0)
         if rc == 0:
             return
         err = rc if rc > 0 else ctypes.get_errno()
         text = (self.lib.slurm_strerror(err) or b"").decode("utf-8", "replace")
-        raise SlurmUnavailable(f"slurm_ping: {text} (errno {err})")
+        # worded as ``scontrol ping`` reports the same answer ("... is DOWN")
+        raise SlurmUnavailable(f"Slurmctld(primary) is DOWN (slurm_ping: {text}, errno {err})")
 
     def _node_table(self, rec: np.ndarray) -> columns.NodeTable:
         """Rows as :func:`columns.parse_sinfo` gives them: a node in k partitions is k rows
