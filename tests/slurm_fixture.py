@@ -14,7 +14,7 @@ Which Slurm, which backend:
   (slurm-docker/build-slurm.sh) instead of the one on PATH. DIR/bin and DIR/sbin go first on
   this process's PATH when this module is imported, so the tests' own ``srun``/``sbatch`` calls,
   the CLI backend and ``local-slurm.sh up`` (which gets ``--prefix DIR``) all use it.
-- ``MALLEO_SLURM_BACKEND=cli|pyslurm`` (default cli): the backend ``SlurmCluster.backend``
+- ``MALLEO_SLURM_BACKEND=cli|libslurm|pyslurm`` (default cli): the backend ``SlurmCluster.backend``
   returns, through :func:`malleo.plugin.backends.select_backend` (which the ``malleo slurm``
   commands also read): the same slurm-marked tests run once per backend.
 """
