@@ -29,6 +29,7 @@ so most cycles read no node record at all.
 from __future__ import annotations
 
 import ctypes
+import errno
 import hashlib
 import json
 import os
@@ -53,6 +54,8 @@ NO_CHANGE = 1900
 INFINITE = 0xFFFFFFFF
 NO_VAL = 0xFFFFFFFE
 SHOW_ALL = 0x0001
+_NETWORK_ERRNOS = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT, errno.EPIPE,
+                   errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ECONNABORTED}
 
 FIELDS = {
     "job_info_msg_t": ("last_update", "record_count", "job_array"),
@@ -380,8 +383,16 @@ class Reader:
         known = classify(message, [rpc])
         if known is not None:
             raise known
-        if 1000 <= err < 1900:          # SLURM(CTLD)_COMMUNICATIONS_*: nobody answered
+        if 1000 <= err < 1900 or 5000 <= err <= 5005 or err in _NETWORK_ERRNOS:
+            # SLURM(CTLD)_COMMUNICATIONS_*, SLURM_PROTOCOL_SOCKET_*, or the socket's own
+            # errno: nobody answered
             raise SlurmUnavailable(message)
+        # Another error: unavailable if the controller does not answer a ping now, as the
+        # CLI backend decides for a message it does not know.  A controller stopping under
+        # the agent failed slurm_load_* with such an error (test_agent_live's restart on
+        # 24.11), which the agent must count as an outage.
+        if self.lib.slurm_ping(0) != 0:
+            raise SlurmUnavailable(f"{message}; the controller does not answer a ping")
         raise SlurmError(message)
 
     def _records(self, msg, header_dtype, count_field: str, array_field: str, dtype):
