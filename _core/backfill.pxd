@@ -21,7 +21,7 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
-                      holders_remove, holders_first)
+                      holders_remove, holders_first, hold_before)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -601,6 +601,22 @@ cdef inline bint _block_may_move(sched_t* s, const hblock_t* blk) noexcept nogil
     return dec_may_fit(&s.prof, s.now, blk.resv[blk.n - 1], blk.low)
 
 
+cdef inline bint _holder_stays(const sched_t* s, const holders_t* h, intp_t b, intp_t i,
+                               simtime_t when, intp_t j) noexcept nogil:
+    """Whether entry i of block b (job j, moving earlier to ``when``) keeps its place in
+    the index order: the entry before it (already answered in this pass, with its new
+    reservation) still comes before (when, j).  Every entry after it has a reservation
+    >= its old one > when, so the order holds on both sides."""
+    cdef const hblock_t* blk
+    if i > 0:
+        blk = h.blk[b]
+        return hold_before(s.key, s.submit, blk.resv[i - 1], blk.job[i - 1], when, j)
+    if b > 0:
+        blk = h.blk[b - 1]
+        return hold_before(s.key, s.submit, blk.resv[blk.n - 1], blk.job[blk.n - 1], when, j)
+    return True
+
+
 cdef inline intp_t _identical_followers(sched_t* s, const hblock_t* blk, intp_t i,
                                        simtime_t when, simtime_t r, procs_t n,
                                        simtime_t hold) noexcept nogil:
@@ -724,6 +740,20 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 continue
             j = blk.job[i]
             give_reservation(s, j, when)
+            if when > s.now and _holder_stays(s, h, b, i, when, j):
+                # its new place in the index is its old one: the entry (and its identical
+                # followers, which come right after it in the same order) takes `when`
+                # where it is, without a removal and an insertion
+                blk.resv[i] = when
+                i += 1
+                while extra > 0:
+                    give_reservation(s, blk.job[i], when)
+                    blk.resv[i] = when
+                    i += 1
+                    extra -= 1
+                # a move recorded where processors came back: the bound again
+                top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
+                continue
             if when == s.now:
                 start_job(s, queue_pos(s, j))
             else:
