@@ -38,7 +38,6 @@ def _check_not_shadowed() -> None:
 _check_not_shadowed()
 
 
-
 def __getattr__(name: str) -> str:
     """``malleo.__version__``, read from the installed distribution's metadata on first use
     (importlib.metadata costs 20-40 ms of start-up, paid only by commands that print it)."""
