@@ -17,11 +17,11 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
-                      profile_reserve_merge)
+                      profile_reserve_merge, profile_min_over)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
-                      holders_remove, holders_first)
+                      holders_remove, holders_first, hold_before)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -601,6 +601,44 @@ cdef inline bint _block_may_move(sched_t* s, const hblock_t* blk) noexcept nogil
     return dec_may_fit(&s.prof, s.now, blk.resv[blk.n - 1], blk.low)
 
 
+cdef inline bint _holder_stays(const sched_t* s, const holders_t* h, intp_t b, intp_t i,
+                               simtime_t when, intp_t j) noexcept nogil:
+    """Whether entry i of block b (job j, moving earlier to ``when``) keeps its place in
+    the index order: the entry before it (already answered in this pass, with its new
+    reservation) still comes before (when, j).  Every entry after it has a reservation
+    >= its old one > when, so the order holds on both sides."""
+    cdef const hblock_t* blk
+    if i > 0:
+        blk = h.blk[b]
+        return hold_before(s.key, s.submit, blk.resv[i - 1], blk.job[i - 1], when, j)
+    if b > 0:
+        blk = h.blk[b - 1]
+        return hold_before(s.key, s.submit, blk.resv[blk.n - 1], blk.job[blk.n - 1], when, j)
+    return True
+
+
+cdef inline intp_t _identical_followers(sched_t* s, const hblock_t* blk, intp_t i,
+                                       simtime_t when, simtime_t r, procs_t n,
+                                       simtime_t hold) noexcept nogil:
+    """How many of the holders right after entry i of ``blk`` (same reservation r, size n
+    and hold, consecutive in the block) also get ``when``, the answer of entry i, before
+    entry i's move is applied (when > now, when + hold > r; docs/core.md "Runs of
+    identical moves"): no start before ``when`` fits any of them, and ``when`` fits the
+    k-th of them exactly while [when, r) keeps n free after the k moves before it, i.e.
+    k + 1 <= min over [when, r) // n."""
+    cdef intp_t f = 0
+    cdef intp_t c
+    while (i + 1 + f < blk.n and blk.resv[i + 1 + f] == r and blk.procs[i + 1 + f] == n
+           and blk.hold[i + 1 + f] == hold):
+        f += 1
+    if f == 0 or n <= 0:
+        return 0
+    c = profile_min_over(&s.prof, when, r) // n - 1     # entry i itself takes n
+    if c > f:
+        c = f
+    return c if c > 0 else 0
+
+
 cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     """kept_conservative with the holder index (docs/core.md "The holder index"): the
     same answers, visiting the holders in the index's order and skipping every block whose
@@ -608,7 +646,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     (then the caller rebuilds), 1 when done."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk
-    cdef intp_t b, i, k, q, j, n_new, n_moved, found
+    cdef intp_t b, i, k, q, j, n_new, n_moved, found, extra
     cdef simtime_t when, hold, lb, r, hint
     cdef procs_t n, top
     cdef bint is_gone
@@ -657,6 +695,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 i += 1              # the same shape as the last one was answered >= r
                 continue
             when = r
+            extra = 0
             if r > s.now:
                 lb = shape_hint(&s.prof, n, hold)
                 if lb >= r:
@@ -678,9 +717,15 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                     # the reservation that ends there just split them (no search again):
                     # neither update changes the counts next to the other's end
                     if when + hold > r:
-                        # the slots overlap on [r, when + hold): only the two ends change
-                        profile_reserve_merge(&s.prof, when, r, n)
-                        profile_reserve_merge(&s.prof, when + hold, r + hold, -n)
+                        # the slots overlap on [r, when + hold): only the two ends change.
+                        # The identical holders right behind it (same reservation, size
+                        # and hold) move to `when` too while [when, r) has room for them
+                        # (docs/core.md "Runs of identical moves"): one update for all
+                        if when > s.now:
+                            extra = _identical_followers(s, blk, i, when, r, n, hold)
+                        profile_reserve_merge(&s.prof, when, r, (1 + extra) * n)
+                        profile_reserve_merge(&s.prof, when + hold, r + hold,
+                                              -(1 + extra) * n)
                     else:
                         profile_reserve_merge(&s.prof, r, r + hold, -n)
                         profile_reserve(&s.prof, when, when + hold, n)
@@ -695,6 +740,20 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 continue
             j = blk.job[i]
             give_reservation(s, j, when)
+            if when > s.now and _holder_stays(s, h, b, i, when, j):
+                # its new place in the index is its old one: the entry (and its identical
+                # followers, which come right after it in the same order) takes `when`
+                # where it is, without a removal and an insertion
+                blk.resv[i] = when
+                i += 1
+                while extra > 0:
+                    give_reservation(s, blk.job[i], when)
+                    blk.resv[i] = when
+                    i += 1
+                    extra -= 1
+                # a move recorded where processors came back: the bound again
+                top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
+                continue
             if when == s.now:
                 start_job(s, queue_pos(s, j))
             else:
@@ -702,6 +761,16 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 s.rtmp[n_new + n_moved].pos = j
                 n_moved += 1
             is_gone = holders_remove(h, b, i)
+            # the identical holders moved with it (already in the profile): each now at
+            # entry i of this block in turn (a removal keeps the entries after i there)
+            while extra > 0 and not is_gone:
+                j = blk.job[i]
+                give_reservation(s, j, when)
+                s.rtmp[n_new + n_moved].resv = when
+                s.rtmp[n_new + n_moved].pos = j
+                n_moved += 1
+                is_gone = holders_remove(h, b, i)
+                extra -= 1
             if is_gone:
                 break
             # a move recorded where processors came back; the block may have taken in

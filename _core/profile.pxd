@@ -919,6 +919,49 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
     return best
 
 
+cdef inline procs_t profile_min_over(const profile_t* p, simtime_t a,
+                                    simtime_t b) noexcept nogil:
+    """The fewest processors free on a segment meeting [a, b) (origin <= a < b): the
+    entries of the first and last blocks, whole blocks by blo + badd, whole groups by glo
+    (profile_max_over's walk with the minimum)."""
+    cdef ppos_t at = profile_locate(p, a)
+    cdef intp_t bb = at.b
+    cdef intp_t i = at.i + 1
+    cdef procs_t best = profile_value(p, at)
+    cdef procs_t v
+    cdef const pblock_t* blk = &p.blk[bb]
+    while i < blk.n:
+        if blk.time[i] >= b:
+            return best
+        v = blk.free[i] + p.badd[bb]
+        if v < best:
+            best = v
+        i += 1
+    bb += 1
+    while bb < p.nb and p.bfirst[bb] < b:
+        if (bb % PROFILE_GROUP == 0 and bb + PROFILE_GROUP < p.nb
+                and p.bfirst[bb + PROFILE_GROUP] <= b):
+            # every segment of the group starts before b
+            if p.glo[bb // PROFILE_GROUP] < best:
+                best = p.glo[bb // PROFILE_GROUP]
+            bb += PROFILE_GROUP
+        elif bb + 1 < p.nb and p.bfirst[bb + 1] <= b:
+            v = p.blo[bb] + p.badd[bb]
+            if v < best:
+                best = v
+            bb += 1
+        else:
+            blk = &p.blk[bb]
+            for i in range(blk.n):
+                if blk.time[i] >= b:
+                    break
+                v = blk.free[i] + p.badd[bb]
+                if v < best:
+                    best = v
+            return best
+    return best
+
+
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     """Record that processors came back over [a, b), after they did (a superset is always
     sound: when full, the new interval is merged with the one nearest to it).  Its bound

@@ -7,7 +7,8 @@ from _types cimport simtime_t, procs_t, intp_t
 from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
-                      profile_hint, profile_note, profile_merge_at, PROFILE_BLOCK,
+                      profile_hint, profile_note, profile_merge_at, profile_min_over,
+                      profile_max_over, PROFILE_BLOCK,
                       PROFILE_GROUP)
 
 
@@ -100,6 +101,20 @@ cdef class Profile:
         if time < profile_origin(&self.p):
             raise ValueError(f"free_at: time {time} before the origin {profile_origin(&self.p)}")
         return profile_value(&self.p, profile_locate(&self.p, time))
+
+    def min_over(self, simtime_t start, simtime_t end):
+        """The fewest processors free at any instant of [start, end) (origin <= start <
+        end): the run of identical moves of the kept conservative pass asks it."""
+        if start < profile_origin(&self.p) or end <= start:
+            raise ValueError(f"min_over: need origin <= start < end, got [{start}, {end})")
+        return profile_min_over(&self.p, start, end)
+
+    def max_over(self, simtime_t start, simtime_t end):
+        """The most processors free at any instant of [start, end) (origin <= start <
+        end; the kept pass's bound dec_m)."""
+        if start < profile_origin(&self.p) or end <= start:
+            raise ValueError(f"max_over: need origin <= start < end, got [{start}, {end})")
+        return profile_max_over(&self.p, start, end)
 
     def breakpoints(self):
         """(times int64[k], free int32[k]): segment i is [times[i], times[i + 1])."""

@@ -301,3 +301,44 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     got = replay_with_plan(w, policy)
     for key in ("start", "reservation", "backfilled", "est"):
         assert got[key].tolist() == expected[key].tolist(), key
+
+
+def identical_runs_workload(seed, n=600, total=128):
+    """Sweeps of 8-40 identical narrow jobs submitted together behind a few wide ones, so
+    that many holders share one reservation, size and hold, and an early completion lets
+    a run of them move to the same earlier start while [start, reservation) has room for
+    some of them but not all (backfill.pxd: _identical_followers)."""
+    rng = np.random.default_rng(seed)
+    submit, request, procs = [], [], []
+    t = 0
+    while len(submit) < n:
+        t += int(rng.integers(0, 300))
+        if rng.random() < 0.25:
+            k, size = 1, int(rng.integers(total // 2, total + 1))    # a wide job
+        else:
+            k, size = int(rng.integers(8, 41)), int(rng.choice([1, 2, 3, 4, 8]))
+        req = int(rng.choice([600, 1800, 3600]))
+        submit += [t] * k
+        request += [req] * k
+        procs += [size] * k
+    submit, request = np.array(submit[:n]), np.array(request[:n])
+    procs = np.array(procs[:n], dtype=np.int32)
+    runtime = (request * rng.uniform(0.05, 1.0, n)).astype(np.int64)
+    user = rng.integers(1, 6, n)
+    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), total)
+
+
+@pytest.mark.parametrize("order", ["fcfs", "sjf"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_conservative_identical_runs_reproduce_plan(order, seed):
+    """Runs of identical holders moved by one profile update (docs/core.md "Runs of
+    identical moves") give the schedule `plan` gives re-planning every job one by one
+    (moving one holder more than [start, reservation) has room for changes it)."""
+    w = identical_runs_workload(seed)
+    policy = Policy(order=order, backfill="conservative")
+    submit, runtime, request, procs, user, queue, partition, total = w
+    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
+    got = replay_with_plan(w, policy)
+    for key in ("start", "reservation", "backfilled", "est"):
+        assert got[key].tolist() == expected[key].tolist(), key

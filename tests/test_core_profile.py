@@ -244,3 +244,7 @@ def test_groups_of_blocks_match_brute_force(seed):
         assert got == brute_earliest(free, start, duration, procs, resolution)
         window = free[start:start + duration] if duration > 0 else free[start:start + 1]
         assert prof.fits(start, duration, procs) == bool((window >= procs).all())
+        length = int(rng.integers(1, 3_000))
+        window = free[start:start + length]
+        assert prof.min_over(start, start + length) == window.min()
+        assert prof.max_over(start, start + length) == window.max()
