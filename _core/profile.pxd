@@ -877,10 +877,12 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
         i = 0
 
 
-cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
-                                    simtime_t b) noexcept nogil:
-    """The most processors free on a segment meeting [a, b) (origin <= a < b): the entries
-    of the first and last blocks, whole blocks by bhi + badd, whole groups by ghi."""
+cdef inline procs_t _extreme_over(const profile_t* p, simtime_t a, simtime_t b,
+                                  bint lowest) noexcept nogil:
+    """The fewest (``lowest``) or the most processors free on a segment meeting [a, b)
+    (origin <= a < b): the entries of the first and last blocks, whole blocks by
+    blo/bhi + badd, whole groups by glo/ghi.  Callers pass ``lowest`` as a constant, so
+    the C compiler drops the other side of each choice."""
     cdef ppos_t at = profile_locate(p, a)
     cdef intp_t bb = at.b
     cdef intp_t i = at.i + 1
@@ -891,7 +893,7 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
         if blk.time[i] >= b:
             return best
         v = blk.free[i] + p.badd[bb]
-        if v > best:
+        if (v < best) if lowest else (v > best):
             best = v
         i += 1
     bb += 1
@@ -899,12 +901,13 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
         if (bb % PROFILE_GROUP == 0 and bb + PROFILE_GROUP < p.nb
                 and p.bfirst[bb + PROFILE_GROUP] <= b):
             # every segment of the group starts before b
-            if p.ghi[bb // PROFILE_GROUP] > best:
-                best = p.ghi[bb // PROFILE_GROUP]
+            v = p.glo[bb // PROFILE_GROUP] if lowest else p.ghi[bb // PROFILE_GROUP]
+            if (v < best) if lowest else (v > best):
+                best = v
             bb += PROFILE_GROUP
         elif bb + 1 < p.nb and p.bfirst[bb + 1] <= b:
-            v = p.bhi[bb] + p.badd[bb]
-            if v > best:
+            v = (p.blo[bb] if lowest else p.bhi[bb]) + p.badd[bb]
+            if (v < best) if lowest else (v > best):
                 best = v
             bb += 1
         else:
@@ -913,53 +916,22 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
                 if blk.time[i] >= b:
                     break
                 v = blk.free[i] + p.badd[bb]
-                if v > best:
+                if (v < best) if lowest else (v > best):
                     best = v
             return best
     return best
+
+
+cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
+                                    simtime_t b) noexcept nogil:
+    """The most processors free on a segment meeting [a, b) (origin <= a < b)."""
+    return _extreme_over(p, a, b, False)
 
 
 cdef inline procs_t profile_min_over(const profile_t* p, simtime_t a,
                                     simtime_t b) noexcept nogil:
-    """The fewest processors free on a segment meeting [a, b) (origin <= a < b): the
-    entries of the first and last blocks, whole blocks by blo + badd, whole groups by glo
-    (profile_max_over's walk with the minimum)."""
-    cdef ppos_t at = profile_locate(p, a)
-    cdef intp_t bb = at.b
-    cdef intp_t i = at.i + 1
-    cdef procs_t best = profile_value(p, at)
-    cdef procs_t v
-    cdef const pblock_t* blk = &p.blk[bb]
-    while i < blk.n:
-        if blk.time[i] >= b:
-            return best
-        v = blk.free[i] + p.badd[bb]
-        if v < best:
-            best = v
-        i += 1
-    bb += 1
-    while bb < p.nb and p.bfirst[bb] < b:
-        if (bb % PROFILE_GROUP == 0 and bb + PROFILE_GROUP < p.nb
-                and p.bfirst[bb + PROFILE_GROUP] <= b):
-            # every segment of the group starts before b
-            if p.glo[bb // PROFILE_GROUP] < best:
-                best = p.glo[bb // PROFILE_GROUP]
-            bb += PROFILE_GROUP
-        elif bb + 1 < p.nb and p.bfirst[bb + 1] <= b:
-            v = p.blo[bb] + p.badd[bb]
-            if v < best:
-                best = v
-            bb += 1
-        else:
-            blk = &p.blk[bb]
-            for i in range(blk.n):
-                if blk.time[i] >= b:
-                    break
-                v = blk.free[i] + p.badd[bb]
-                if v < best:
-                    best = v
-            return best
-    return best
+    """The fewest processors free on a segment meeting [a, b) (origin <= a < b)."""
+    return _extreme_over(p, a, b, True)
 
 
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
