@@ -14,35 +14,16 @@ import pytest
 from malleo.plugin.backends import libslurm_backend, libslurm_rows, select_backend
 from malleo.plugin.backends.cli import CliBackend
 from malleo.plugin.backends.errors import BackendNotAvailable
+from slurm_headers import stand_in_header
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
                                 reason="no C compiler: the layout program cannot be built")
 
-_HEADER = """#include <stdint.h>
-#include <time.h>
-#define SLURM_VERSION_NUM(a,b,c) (((a) << 16) + ((b) << 8) + (c))
-#define SLURM_VERSION_NUMBER SLURM_VERSION_NUM(%(major)d, %(minor)d, 1)
-typedef struct { time_t last_update; uint32_t record_count; void *job_array; } job_info_msg_t;
-typedef struct { uint32_t job_id; uint32_t user_id; char *partition; uint32_t job_state;
-  uint32_t state_reason; char *state_desc; uint32_t priority; time_t submit_time;
-  time_t start_time; time_t end_time; uint32_t time_limit; uint32_t num_nodes;
-  uint32_t max_nodes; uint32_t num_cpus; char *nodes; } slurm_job_info_t;
-typedef struct { time_t last_update; uint32_t record_count; void *node_array; } node_info_msg_t;
-typedef struct { char *name; uint32_t node_state; uint16_t cpus; %(alloc)s; char *partitions; }
-  node_info_t;
-typedef struct { time_t last_update; uint32_t record_count; void *partition_array; }
-  partition_info_msg_t;
-typedef struct { char *name; uint32_t max_time; uint32_t flags; uint16_t state_up; char *nodes;
-  uint32_t total_cpus; } partition_info_t;
-"""
-
-
 def _prefix(tmp_path, major, minor):
     """A Slurm prefix with a stand-in header of that version and an (empty) libslurm.so."""
-    alloc = "uint16_t alloc_cpus" if (major, minor) >= (25, 5) else "void *select_nodeinfo"
     header = tmp_path / "include" / "slurm" / "slurm.h"
     header.parent.mkdir(parents=True)
-    header.write_text(_HEADER % {"major": major, "minor": minor, "alloc": alloc})
+    header.write_text(stand_in_header(major, minor))
     lib = tmp_path / "lib" / "libslurm.so"
     lib.parent.mkdir(parents=True)
     lib.write_bytes(b"")

@@ -6,6 +6,7 @@ Its reads themselves are checked live on Slurm 25.11 against the CLI backend's
 import pytest
 
 from malleo.plugin.backends import libslurm_rows
+from slurm_headers import stand_in_header
 
 
 def test_no_header_names_where_it_looked(tmp_path, monkeypatch):
@@ -63,32 +64,13 @@ def test_no_compiler_is_said(tmp_path, monkeypatch):
         libslurm_rows.layout(header)
 
 
-FAKE_HEADER = """
-#include <stdint.h>
-#include <time.h>
-#define SLURM_VERSION_NUMBER 0x190b07
-typedef struct { time_t last_update; uint32_t record_count; void *job_array; } job_info_msg_t;
-typedef struct { uint32_t job_id; uint32_t user_id; char *partition; uint32_t job_state;
-    uint32_t state_reason; char *state_desc; uint32_t priority; time_t submit_time;
-    time_t start_time; time_t end_time; uint32_t time_limit; uint32_t num_nodes;
-    uint32_t max_nodes; uint32_t num_cpus; char *nodes; } slurm_job_info_t;
-typedef struct { time_t last_update; uint32_t record_count; void *node_array; } node_info_msg_t;
-typedef struct { char *name; uint32_t node_state; uint16_t cpus; uint16_t alloc_cpus;
-    char *partitions; } node_info_t;
-typedef struct { time_t last_update; uint32_t record_count; void *partition_array; }
-    partition_info_msg_t;
-typedef struct { char *name; uint32_t max_time; uint32_t flags; uint16_t state_up;
-    char *nodes; uint32_t total_cpus; } partition_info_t;
-"""
-
-
 @pytest.fixture
 def fake_header(tmp_path, monkeypatch):
     if libslurm_rows.shutil.which("cc") is None and libslurm_rows.shutil.which("gcc") is None:
         pytest.skip("no C compiler here")
     header = tmp_path / "include" / "slurm" / "slurm.h"
     header.parent.mkdir(parents=True)
-    header.write_text(FAKE_HEADER)
+    header.write_text(stand_in_header())
     monkeypatch.setenv("MALLEO_CACHE_DIR", str(tmp_path / "cache"))
     return header
 
