@@ -1,7 +1,9 @@
 """Build malleo: cythonize _core/*.pyx and map the three source folders under `malleo`.
 
 Set MALLEO_CYTHON_DEBUG=1 to build with the debug directives (boundscheck and
-initializedcheck on); CI's `make test` builds that way once.
+initializedcheck on); CI's `make test` builds that way once.  Set MALLEO_COUNT=1 to compile
+in the conservative kept pass's counters (``_core/counters.pxd``, read by
+``malleo._core.loop.kept_counters()``; off by default, measurement only).
 
 Every build is consistent: ``_core/.cython-directives`` records the directives and
 optimisation flags the generated ``_core/*.c`` files and the compiled modules were made with;
@@ -20,6 +22,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext as _build_ext
 
 DEBUG = os.environ.get("MALLEO_CYTHON_DEBUG", "0") not in ("", "0", "false", "no")
+COUNT = os.environ.get("MALLEO_COUNT", "0") not in ("", "0", "false", "no")
 
 DIRECTIVES = {
     "language_level": 3,
@@ -35,7 +38,8 @@ OPTIMISATION = ["-O1"] if DEBUG else ["-O3"]
 STAMP = os.path.join("_core", ".cython-directives")
 
 
-STAMP_TEXT = json.dumps({"directives": DIRECTIVES, "cflags": OPTIMISATION}, sort_keys=True)
+STAMP_TEXT = json.dumps({"directives": DIRECTIVES, "cflags": OPTIMISATION, "count": COUNT},
+                        sort_keys=True)
 
 
 def _directives_changed() -> bool:
@@ -96,6 +100,7 @@ extensions = [
         define_macros=[
             ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
             ("MALLEO_DEBUG_DIRECTIVES", "1" if DEBUG else "0"),
+            ("MALLEO_COUNT", "1" if COUNT else "0"),
         ],
         extra_compile_args=OPTIMISATION,
     )

@@ -6,8 +6,12 @@ cdef extern from *:
     #ifndef MALLEO_DEBUG_DIRECTIVES
     #define MALLEO_DEBUG_DIRECTIVES 0
     #endif
+    #ifndef MALLEO_COUNT
+    #define MALLEO_COUNT 0
+    #endif
     """
     int MALLEO_DEBUG_DIRECTIVES
+    int MALLEO_COUNT
 
 
 def is_compiled():
@@ -20,6 +24,7 @@ def debug_directives():
     return bool(MALLEO_DEBUG_DIRECTIVES)
 
 
-BUILD_INFO = "compiled Cython core ({} directives, Cython {})".format(
-    "debug" if MALLEO_DEBUG_DIRECTIVES else "release", cython.__version__
+BUILD_INFO = "compiled Cython core ({} directives{}, Cython {})".format(
+    "debug" if MALLEO_DEBUG_DIRECTIVES else "release",
+    ", kept-pass counters (MALLEO_COUNT=1)" if MALLEO_COUNT else "", cython.__version__
 )

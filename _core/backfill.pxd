@@ -10,6 +10,13 @@ from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF, ORDER_MULTIFACTOR,
                      ESTIMATE_PREDICT)
 from priority cimport order_is_time_dependent
+from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETIONS,
+                      CNT_KEPT_PASSES, CNT_INDEX_BLOCKS, CNT_INDEX_BLOCKS_SKIPPED,
+                      CNT_HOLDER_VISITS, CNT_VISITS_SAME_SHAPE, CNT_VISITS_SAME_ENTRY,
+                      CNT_DEC_TESTS, CNT_SEARCHES, CNT_UPDATE_PAIRS, CNT_BREAKPOINTS_AT_MOVES,
+                      CNT_OFFSET_SUM, CNT_MOVING_PASSES, CNT_PAIRS_SAME_SHAPE,
+                      CNT_PAIRS_SAME_SHAPE_OFFSET, CNT_MOVED_HOLDERS, CNT_MOVED_IN_RUNS,
+                      CNT_RANGE_UPDATES, CNT_NEW_JOBS)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -444,6 +451,7 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     cdef intp_t i, q, j, m
     cdef simtime_t when, hold, lb
     build_profile(s, 1)
+    count(CNT_REBUILT_PASSES, 1)
     m = replan_order(s, head_pos)
     for i in range(m):
         q = s.rtmp[i].pos
@@ -488,6 +496,7 @@ cdef inline int kept_release(sched_t* s, intp_t j) except -1 nogil:
     """Job j completed at s.now (after release_job): with a kept profile its processors
     come back over [now, its expected end)."""
     if s.is_prof_kept and s.exp_end[j] > s.now:
+        count(CNT_EARLY_COMPLETIONS, 1)
         profile_reserve_merge(&s.prof, s.now, s.exp_end[j], -s.procs[j])  # its release
                                                     # may now be a stale breakpoint
         dec_add(&s.prof, s.now, s.exp_end[j])
@@ -653,8 +662,13 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef procs_t last_n = 0         # the shape last visited and its answer in this pass
     cdef simtime_t last_hold = 0
     cdef simtime_t last_when = -1
+    cdef procs_t c_n = -1           # counters only (COUNT_ON): the last move's shape,
+    cdef simtime_t c_hold = -1      # its offset r - when, whether this pass moved
+    cdef simtime_t c_off = -1
+    cdef bint c_moved = False
     if h.n > 0 and holders_first(h) < s.now:
         return 0
+    count(CNT_KEPT_PASSES, 1)
     profile_trim(&s.prof, s.now)
     shape_reset(&s.prof)
     s.prof.n_hints = 0
@@ -678,13 +692,22 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     b = 0
     while b < h.nb:
         blk = h.blk[b]
+        count(CNT_INDEX_BLOCKS, 1)
         if blk.resv[0] > s.now and not _block_may_move(s, blk):
+            count(CNT_INDEX_BLOCKS_SKIPPED, 1)
             b += 1
             continue
         i = 0
         is_gone = False
         top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
         while i < blk.n:
+            if COUNT_ON:
+                count(CNT_HOLDER_VISITS, 1)
+                if (i > 0 and blk.procs[i - 1] == blk.procs[i]
+                        and blk.hold[i - 1] == blk.hold[i]):
+                    count(CNT_VISITS_SAME_SHAPE, 1)
+                    if blk.resv[i - 1] == blk.resv[i]:
+                        count(CNT_VISITS_SAME_ENTRY, 1)
             r = blk.resv[i]
             n = blk.procs[i]
             if n > top and r > s.now:
@@ -707,12 +730,26 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 if lb < s.now:
                     lb = s.now
                 # a move needs an instant before r where processors came back and n are free
+                count(CNT_DEC_TESTS, lb < r)
                 if lb < r and dec_may_fit(&s.prof, lb, r, n):
+                    count(CNT_SEARCHES, 1)
                     hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
                     if hint > lb:
                         lb = hint
                     when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
                 if when < r:
+                    if COUNT_ON:
+                        count(CNT_UPDATE_PAIRS, 1)
+                        count(CNT_BREAKPOINTS_AT_MOVES, s.prof.n)
+                        count(CNT_OFFSET_SUM, r - when)
+                        count(CNT_MOVING_PASSES, not c_moved)
+                        count(CNT_PAIRS_SAME_SHAPE, n == c_n and hold == c_hold)
+                        count(CNT_PAIRS_SAME_SHAPE_OFFSET,
+                              n == c_n and hold == c_hold and r - when == c_off)
+                        c_moved = True
+                        c_n = n
+                        c_hold = hold
+                        c_off = r - when
                     # the old slot's two ends may now be stale breakpoints, merged where
                     # the reservation that ends there just split them (no search again):
                     # neither update changes the counts next to the other's end
@@ -723,10 +760,15 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         # (docs/core.md "Runs of identical moves"): one update for all
                         if when > s.now:
                             extra = _identical_followers(s, blk, i, when, r, n, hold)
+                        count(CNT_MOVED_HOLDERS, 1 + extra)
+                        count(CNT_MOVED_IN_RUNS, extra)
+                        count(CNT_RANGE_UPDATES, 2)
                         profile_reserve_merge(&s.prof, when, r, (1 + extra) * n)
                         profile_reserve_merge(&s.prof, when + hold, r + hold,
                                               -(1 + extra) * n)
                     else:
+                        count(CNT_MOVED_HOLDERS, 1)
+                        count(CNT_RANGE_UPDATES, 2)
                         profile_reserve_merge(&s.prof, r, r + hold, -n)
                         profile_reserve(&s.prof, when, when + hold, n)
                         profile_merge_at(&s.prof, r)     # when + hold may be r itself
@@ -791,6 +833,8 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
         if hint > lb:
             lb = hint
         when = profile_earliest(&s.prof, lb, hold, n, 1)
+        count(CNT_NEW_JOBS, 1)
+        count(CNT_RANGE_UPDATES, 1)
         profile_reserve(&s.prof, when, when + hold, n)
         shape_note_both(&s.prof, n, hold, when)
         give_reservation(s, j, when)

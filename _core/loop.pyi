@@ -18,3 +18,8 @@ def simulate(submit: np.ndarray,  # int64[n] seconds, sorted
              progress: Callable[[int, int, int], object] | None = None,  # (ended, n, now s)
              progress_events: int = 4096,  # event times per progress call
              ) -> dict[str, np.ndarray]: ...  # start, end, reservation, backfilled, est
+
+COUNTER_NAMES: tuple[str, ...]
+
+def kept_counters() -> list[dict[str, int]] | None: ...  # per tenth of the jobs; None unless
+                                                        # built with MALLEO_COUNT=1

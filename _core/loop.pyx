@@ -16,6 +16,9 @@ from sched cimport sched_t, release_job, admit_arrivals
 from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
 from backfill cimport kept_release
+from counters cimport (COUNT_ON, count, malleo_cnt, CNT_SEGMENTS, CNT_KINDS, CNT_PASSES,
+                      CNT_QUEUE_SUM)
+cimport counters
 
 from malleo._core.job_columns import replay_columns
 
@@ -58,6 +61,10 @@ cdef int run_events(sched_t* s, heap_t* h, const simtime_t* runtime, intp_t* cur
             if is_first:
                 is_first = False
                 i = admit_arrivals(s, i, n)
+            if COUNT_ON:
+                counters.malleo_cnt_seg = <int> ((i - 1) * CNT_SEGMENTS // n if i > 0 else 0)
+                count(CNT_PASSES, 1)
+                count(CNT_QUEUE_SUM, s.n_wait)
             run_pass(s, NULL, False, NULL)
             is_zero = False
             for k in range(s.n_started):
@@ -167,3 +174,34 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     t = None
     out["end"] = out["start"] + c["runtime"]
     return {name: out[name] for name in ("start", "end", "reservation", "backfilled", "est")}
+
+
+
+COUNTER_NAMES = ("passes", "queue_sum", "kept_passes", "rebuilt_passes", "index_blocks",
+                 "index_blocks_skipped", "holder_visits", "dec_tests", "searches",
+                 "moved_holders", "update_pairs", "moved_in_runs", "range_updates",
+                 "breakpoints_at_moves", "new_jobs", "early_completions",
+                 "pairs_same_shape_offset", "pairs_same_shape", "visits_same_entry",
+                 "visits_same_shape", "offset_sum", "moving_passes")
+"""The counters of a core built with MALLEO_COUNT=1 (``_core/counters.pxd``; docs/core.md
+"The whole trace, counted"), in ``kept_counters()``'s order.  Sums over the passes:
+``queue_sum`` of the waiting jobs at a pass, ``breakpoints_at_moves`` of the profile's
+breakpoints at each update pair, ``offset_sum`` of each update pair's r - when (seconds);
+``pairs_same_shape[_offset]`` count update pairs following one of the same (size, hold)
+[and offset] in the pass, ``visits_same_entry`` / ``visits_same_shape`` holder visits of
+an index entry with the same (reservation, size, hold) / (size, hold) as the one before."""
+
+
+def kept_counters():
+    """The counters of the conservative kept pass since the last call, per tenth of the
+    jobs (by the last job arrived at the pass) in ``simulate``: a list of 10 dicts keyed
+    by ``COUNTER_NAMES``, then reset; None when the core was built without
+    MALLEO_COUNT=1 (the default: nothing is counted)."""
+    if not COUNT_ON:
+        return None
+    out = [{name: malleo_cnt[a][k] for k, name in enumerate(COUNTER_NAMES)}
+           for a in range(CNT_SEGMENTS)]
+    for a in range(CNT_SEGMENTS):
+        for k in range(CNT_KINDS):
+            malleo_cnt[a][k] = 0
+    return out

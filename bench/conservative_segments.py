@@ -9,7 +9,11 @@ it returned, per segment: the passes (event times: distinct submit and end times
 repeated passes after zero-runtime starts are not counted) and the mean queue at a pass
 (jobs submitted at or before the pass time that start at or after it, i.e. waiting when
 the pass plans).  It also prints the schedule's SHA-256 (the digest of
-``bench/schedule_digest.py``), so a run doubles as a check.
+``bench/schedule_digest.py``), so a run doubles as a check.  With a core built with
+``MALLEO_COUNT=1`` (setup.py; off by default) each segment also carries the kept pass's
+counters (``malleo._core.loop.kept_counters``: holder visits, searches, moves, range
+updates, breakpoints at the moves, ...) and the last line their sums; the counted build
+runs within the noise of the default one.
 
     python bench/conservative_segments.py [--trace PATH] [--mode conservative]
         [--segments 10] [--events 64]
@@ -39,7 +43,9 @@ def segments(path: str, mode: str, n_seg: int, events: int) -> dict:
     import numpy as np
 
     from malleo._core import simulate
+    from malleo._core.loop import kept_counters
 
+    kept_counters()             # drop anything counted before (None: not a counted build)
     arrays, procs = read_arrays(path, None)
     submit = arrays[0]
     n = len(submit)
@@ -76,11 +82,17 @@ def segments(path: str, mode: str, n_seg: int, events: int) -> dict:
              "passes": int(passes[k]),
              "mean_queue": round(float(q_sum[k] / passes[k]), 1) if passes[k] else 0.0}
             for k in range(n_seg)]
-    return {"trace": pathlib.Path(path).name, "mode": mode, "jobs": n,
-            "cpu_seconds": round(cpu, 3), "jobs_per_cpu_s": round(n / cpu) if cpu else None,
-            "passes": int(passes.sum()),
-            "mean_queue": round(float(q_sum.sum() / passes.sum()), 1),
-            "sha256": h.hexdigest(), "segments": rows}
+    out = {"trace": pathlib.Path(path).name, "mode": mode, "jobs": n,
+           "cpu_seconds": round(cpu, 3), "jobs_per_cpu_s": round(n / cpu) if cpu else None,
+           "passes": int(passes.sum()),
+           "mean_queue": round(float(q_sum.sum() / passes.sum()), 1),
+           "sha256": h.hexdigest(), "segments": rows}
+    counts = kept_counters()
+    if counts is not None and n_seg == len(counts):
+        for row, c in zip(rows, counts):
+            row["counters"] = c
+        out["counters"] = {k: sum(c[k] for c in counts) for k in counts[0]}
+    return out
 
 
 def main() -> int:

@@ -342,3 +342,27 @@ def test_conservative_identical_runs_reproduce_plan(order, seed):
     got = replay_with_plan(w, policy)
     for key in ("start", "reservation", "backfilled", "est"):
         assert got[key].tolist() == expected[key].tolist(), key
+
+
+def test_kept_counters_only_in_a_counted_build():
+    """`kept_counters()` is None in the default build (nothing counted); in a build with
+    MALLEO_COUNT=1 (_core/counters.pxd) its counts of a conservative replay are coherent:
+    every moved holder was visited, every update pair is at most its moved holders, runs
+    are the difference, and the schedule is the default build's (checked by the digests)."""
+    from malleo._core.loop import COUNTER_NAMES, kept_counters
+
+    kept_counters()
+    w = identical_runs_workload(1)
+    simulate(*w, Policy(backfill="conservative"))
+    counts = kept_counters()
+    if counts is None:
+        return
+    assert len(counts) == 10 and all(list(c) == list(COUNTER_NAMES) for c in counts)
+    tot = {k: sum(c[k] for c in counts) for k in COUNTER_NAMES}
+    assert tot["passes"] >= tot["kept_passes"] + tot["rebuilt_passes"] > 0
+    assert tot["new_jobs"] <= len(w[0])
+    assert tot["moved_holders"] == tot["update_pairs"] + tot["moved_in_runs"]
+    assert tot["holder_visits"] >= tot["dec_tests"] >= tot["searches"]
+    assert tot["update_pairs"] >= tot["pairs_same_shape"] >= tot["pairs_same_shape_offset"]
+    assert tot["holder_visits"] >= tot["visits_same_shape"] >= tot["visits_same_entry"]
+    assert kept_counters()[0]["passes"] == 0            # read and reset
