@@ -208,8 +208,16 @@ def test_pyslurm_column_read_equals_the_cli_compact_read(slurm_cluster, slurm_jo
 
     objects = PyslurmBackend(conf=slurm_cluster.conf, read="objects")
     assert not objects.reads_tables
-    table = py.cycle_read()[2]
-    by_objects = {j.job_id: j for j in objects.job_rows()}
+    # Slurm's backfill (every second here) may change a pending job's expected start between
+    # two reads: compare a table and objects read with no change in between (the table the
+    # same before and after the objects).
+    deadline = time.monotonic() + 60
+    while True:
+        table = py.cycle_read()[2]
+        by_objects = {j.job_id: j for j in objects.job_rows()}
+        if list(py.cycle_read()[2]) == list(table):
+            break
+        assert time.monotonic() < deadline, "the queue kept changing for 60 s"
     for job in table:
         if job.job_id in slurm_jobs:
             want = by_objects[job.job_id]
