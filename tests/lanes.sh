@@ -22,7 +22,11 @@ elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d min %02d s' $(( s / 60 )
 log=$(mktemp "/tmp/malleo-lane-$name.XXXXXX")
 t0=$(date +%s)
 # A process group of its own (setsid), so that Ctrl-C or a CI timeout stops the whole lane.
-setsid -w bash -c "$background" >"$log" 2>&1 </dev/null &
+# A SIGKILL of this script cannot be trapped, and the group's own session is out of reach of a
+# kill of the caller's group: a watcher in the group stops it when this script is gone.
+watch="(while kill -0 $$ 2>/dev/null; do sleep 2; done; kill -TERM 0) & watcher=\$!"
+setsid -w bash -c "$watch; $background
+rc=\$?; kill \$watcher 2>/dev/null; exit \$rc" >"$log" 2>&1 </dev/null &
 pid=$!
 trap 'kill -TERM -- "-$pid" 2>/dev/null; exit 130' INT TERM
 say "$name lane started in the background (pid $pid, output at the end: $log)"

@@ -2,7 +2,10 @@
 
 ``slurm_cluster`` uses the cluster named by ``SLURM_CONF`` when ``scontrol ping`` reports it UP;
 otherwise it starts one with ``slurm-docker/local-slurm.sh up`` in a private temporary
-directory (16 nodes) and stops it with ``down`` at the end of the session.
+directory (16 nodes) and stops it with ``down`` at the end of the session.  A session killed
+without its teardown (SIGKILL, a CI time-out) leaves its cluster running: each session first
+stops the clusters of dead sessions (:func:`sweep_stale_clusters`; their directories record the
+owning pytest's PID and start time).
 
 Without root or without Slurm's binaries the slurm tests skip with the reason, unless
 ``MALLEO_REQUIRE_SLURM=1`` (set by tests/run-suite.sh when it runs as root, i.e. under
@@ -70,6 +73,48 @@ def _answers(conf: str) -> bool:
     return proc.returncode == 0 and " is UP" in proc.stdout
 
 
+OWNER_FILE = "malleo-owner"
+"""In a cluster's directory: "PID START PREFIX" of the pytest session that started it (START:
+the process's start time in clock ticks, /proc/PID/stat field 22, so a reused PID is told
+apart; PREFIX: its MALLEO_SLURM_PREFIX or "-")."""
+
+
+def _start_ticks(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def sweep_stale_clusters(tmp: str | None = None) -> list[str]:
+    """Stop and remove the clusters this user's dead pytest sessions left in ``tmp`` (default
+    the temporary directory); returns their directories.  Only directories named
+    malleo-slurm-*, owned by this user, not links, holding an owner record whose process is
+    gone (or is another process with that PID) are touched."""
+    tmp = tmp or tempfile.gettempdir()
+    swept = []
+    for entry in sorted(Path(tmp).glob("malleo-slurm-*")):
+        try:
+            info = entry.lstat()
+            if not entry.is_dir() or entry.is_symlink() or info.st_uid != os.geteuid():
+                continue
+            fd = os.open(entry / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, encoding="utf-8") as owner:
+                pid_text, start, prefix = owner.read(4096).split()[:3]
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        if _start_ticks(pid) == start:
+            continue                                          # its session still runs
+        extra = [] if prefix == "-" else ["--prefix", prefix]
+        subprocess.run(["bash", str(SCRIPT), "down", "--dir", str(entry), *extra],
+                       capture_output=True, text=True, timeout=180)
+        shutil.rmtree(entry, ignore_errors=True)
+        swept.append(str(entry))
+    return swept
+
+
 def _why_not_startable() -> str | None:
     missing = [b for b in BINARIES if shutil.which(b) is None]
     if missing:
@@ -92,7 +137,11 @@ def slurm_cluster():
         if os.environ.get("MALLEO_REQUIRE_SLURM") == "1":
             pytest.fail(f"MALLEO_REQUIRE_SLURM=1 but {reason}", pytrace=False)
         pytest.skip(reason)
+    for stale in sweep_stale_clusters():
+        print(f"slurm_fixture: stopped the cluster a dead pytest session left in {stale}")
     directory = tempfile.mkdtemp(prefix="malleo-slurm-")
+    with open(os.path.join(directory, OWNER_FILE), "x", encoding="utf-8") as owner:
+        owner.write(f"{os.getpid()} {_start_ticks(os.getpid())} {SLURM_PREFIX or '-'}\n")
     prefix = ["--prefix", SLURM_PREFIX] if SLURM_PREFIX else []
     proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", str(NODES), "--dir", directory,
                            *prefix], capture_output=True, text=True, timeout=180)
@@ -100,6 +149,7 @@ def slurm_cluster():
     if proc.returncode != 0 or not exports:
         subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
                        capture_output=True)
+        shutil.rmtree(directory, ignore_errors=True)
         pytest.fail(f"local-slurm.sh up failed (exit {proc.returncode}):\n{proc.stderr}",
                     pytrace=False)
     cluster = SlurmCluster(conf=exports[-1].split("=", 1)[1], started_here=True,
@@ -109,6 +159,7 @@ def slurm_cluster():
     finally:
         subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
                        capture_output=True, text=True, timeout=180)
+        shutil.rmtree(directory, ignore_errors=True)          # the owner record
 
 
 @pytest.fixture

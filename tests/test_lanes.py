@@ -47,3 +47,32 @@ def test_usage_without_a_foreground_command_exits_2():
     proc = subprocess.run(["bash", str(LANES), "cpu", "true"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "lanes.sh NAME" in proc.stderr
+
+
+def test_a_killed_lanes_script_takes_its_background_lane_with_it(tmp_path):
+    """The background lane runs in a session of its own; a SIGKILL of lanes.sh (a CI
+    time-out killing the process) must not leave it running."""
+    import os
+    import signal
+    import time
+
+    marker = tmp_path / "still-running"
+    proc = subprocess.Popen(["bash", str(LANES), "cpu",
+                             f"sleep 60; touch {marker}", "sleep", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 20
+
+    def lane_sleeps():
+        out = subprocess.run(["pgrep", "-f", f"touch {marker}"], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+    while not lane_sleeps():
+        assert time.monotonic() < deadline, "the background lane did not start"
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while lane_sleeps():
+        assert time.monotonic() < deadline, "the background lane outlived lanes.sh"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)                # the orphaned foreground lane

@@ -103,3 +103,56 @@ def test_auto_falls_back_to_the_cli_with_the_reason_logged(tmp_path, env, caplog
 def test_unknown_kind_names_the_four():
     with pytest.raises(ValueError, match="expected auto, cli, libslurm or pyslurm"):
         select_backend(kind="slurmrestd")
+
+
+def _fatal(path):
+    """What Slurm's fatal() does: its message on standard error, then exit(1)."""
+    import os
+
+    os.write(2, f"slurm: error: Parse error in file {path} line 3\nslurm: fatal: "
+                f"Unable to process configuration file\n".encode())
+    os._exit(1)
+
+
+def test_an_initialisation_that_would_end_the_process_is_refused(tmp_path, env):
+    """libslurm's slurm_init ends the process (fatal()) on a slurm.conf it cannot parse: the
+    forked probe sees that and initialise refuses with Slurm's words, this process alive and
+    nothing initialised; an init that returns is then called here."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=a CPUs=zz\n")
+    with pytest.raises(BackendNotAvailable,
+                       match=rf"slurm.conf {conf}: libslurm cannot initialise with it: "
+                             rf"slurm: error: Parse error in file {conf} line 3 slurm: fatal"):
+        libslurm_rows.initialise(str(conf), _fatal)
+    assert libslurm_rows._initialised_with is None
+
+    def raises(path):
+        raise OSError("no such symbol")
+
+    assert libslurm_rows.init_probe(raises, None) == "OSError: no such symbol"
+    assert libslurm_rows.init_probe(lambda p: __import__("time").sleep(30), None,
+                                    timeout=0.5) == "still initialising after 0.5 s"
+    called = []
+    libslurm_rows.initialise(str(conf), called.append)
+    assert called == [str(conf)] and libslurm_rows._initialised_with == str(conf)
+
+
+def test_the_site_libslurm_refuses_a_broken_slurm_conf_without_ending_us(tmp_path, env):
+    """The same with the real libslurm's slurm_init (Debian's libslurm here): the message is
+    Slurm's own parse error, naming the file and line."""
+    import ctypes
+
+    try:
+        lib = libslurm_backend.find_library()
+    except libslurm_rows.LayoutUnavailable as exc:
+        pytest.skip(str(exc))
+    handle = ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+    handle.slurm_init.argtypes = [ctypes.c_char_p]
+    handle.slurm_init.restype = None
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=h\nNodeName=a CPUs=zz\nNoSuchKey=1\n")
+    with pytest.raises(BackendNotAvailable) as info:
+        libslurm_rows.initialise(str(conf), lambda p: handle.slurm_init(p.encode()))
+    assert f"slurm.conf {conf}: libslurm cannot initialise with it: " in str(info.value)
+    assert f"Parse error in file {conf} line 3" in str(info.value)
+    assert libslurm_rows._initialised_with is None

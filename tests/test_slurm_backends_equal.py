@@ -32,6 +32,30 @@ def _wait(predicate, what, timeout=30.0):
         time.sleep(0.2)
 
 
+def read_until_unchanged(backend, timeout=90.0):
+    """Read ``backend``'s cycle twice in a row until Slurm has answered "no change" for both
+    the jobs and the nodes, checking every time that such an answer reuses the table read
+    before and that any other answer is a new table.
+
+    The test clusters' scheduler passes (sched_interval=2, bf_interval=1) touch the jobs'
+    update time, which Slurm keeps in whole seconds: two reads see "no change" only when they
+    fall between two passes.  On a loaded 2-core CI machine that took longer than 50 tries
+    once, so this waits by time, not by count."""
+    seen = {"jobs": False, "nodes": False}
+    deadline = time.monotonic() + timeout
+    while not all(seen.values()):
+        assert time.monotonic() < deadline, (
+            f"no 'no change' answer within {timeout} s: {seen}")
+        first = backend.cycle_read()
+        again = backend.cycle_read()
+        for what, k in (("jobs", 2), ("nodes", 1)):
+            if backend._reader.last_rpc.get(f"{what}_unchanged"):
+                assert again[k] is first[k]
+                seen[what] = True
+            else:
+                assert again[k] is not first[k]
+
+
 def _jobs(backend, ids):
     return {j.job_id: j for j in backend.all_jobs() if j.job_id in ids}
 
@@ -178,27 +202,22 @@ def test_pyslurm_column_read_equals_the_cli_compact_read(slurm_cluster, slurm_jo
 
     # Nothing changed: Slurm says so and the tables are reused.  Its scheduler passes
     # (every second here) touch the jobs' update time, so read until an answer says so.
-    seen = {"jobs": False, "nodes": False}
-    for _ in range(50):
-        first = py.cycle_read()
-        again = py.cycle_read()
-        for what, k in (("jobs", 2), ("nodes", 1)):
-            if py._reader.last_rpc.get(f"{what}_unchanged"):
-                assert again[k] is first[k]
-                seen[what] = True
-            else:
-                assert again[k] is not first[k]
-        if all(seen.values()):
-            break
-        time.sleep(0.05)
-    assert all(seen.values()), seen
+    read_until_unchanged(py)
     late = submit(nodes=1, time_limit=5, name="col-late", hold=True)
     _wait(lambda: late in py.cycle_read()[2].job_id.tolist(), "the new job in the read")
 
     objects = PyslurmBackend(conf=slurm_cluster.conf, read="objects")
     assert not objects.reads_tables
-    table = py.cycle_read()[2]
-    by_objects = {j.job_id: j for j in objects.job_rows()}
+    # Slurm's backfill (every second here) may change a pending job's expected start between
+    # two reads: compare a table and objects read with no change in between (the table the
+    # same before and after the objects).
+    deadline = time.monotonic() + 60
+    while True:
+        table = py.cycle_read()[2]
+        by_objects = {j.job_id: j for j in objects.job_rows()}
+        if list(py.cycle_read()[2]) == list(table):
+            break
+        assert time.monotonic() < deadline, "the queue kept changing for 60 s"
     for job in table:
         if job.job_id in slurm_jobs:
             want = by_objects[job.job_id]

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from test_slurm_backends_equal import _decisions, _table_rows, _wait
+from test_slurm_backends_equal import _decisions, _table_rows, _wait, read_until_unchanged
 
 from malleo.plugin.agent.loop import Agent
 from malleo.plugin.backends import select_backend
@@ -88,17 +88,7 @@ def test_libslurm_read_equals_the_cli_compact_read_and_plans_alike(slurm_cluster
 
     # Nothing changed: Slurm says so and the tables are reused (its scheduler passes touch
     # the jobs' update time every second here, so read until an answer says so).
-    seen = {"jobs": False, "nodes": False}
-    for _ in range(50):
-        first, again = lib.cycle_read(), lib.cycle_read()
-        for what, k in (("jobs", 2), ("nodes", 1)):
-            if lib._reader.last_rpc.get(f"{what}_unchanged"):
-                assert again[k] is first[k]
-                seen[what] = True
-        if all(seen.values()):
-            break
-        time.sleep(0.05)
-    assert all(seen.values()), seen
+    read_until_unchanged(lib)
 
     # The same decisions in shadow mode, then an applying cycle through libslurm: its
     # priority writes are what Slurm then holds, and the CLI backend's cycle finds nothing

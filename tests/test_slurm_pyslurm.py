@@ -89,3 +89,44 @@ def test_pyslurm_errors_are_typed(backend, tmp_path):
         backend.update_job(999_999_999, time_limit=60)
     with pytest.raises(ValueError, match="extra_args"):
         backend.submit(wrap="true", extra_args=["--exclusive"])
+
+
+def test_pyslurm_step_read_race_is_read_again(backend, slurm_cluster, slurm_jobs, tmp_path,
+                                              monkeypatch):
+    """pyslurm 25.11.2's ``Job.load`` also reads the job's steps and raises KeyError when
+    that answer lacks the job (a job ending between its two RPCs: CI saw ``KeyError: 139``
+    in a fixture's teardown).  The backend reads again, and after repeated failures asks
+    scontrol; ``job`` and ``cancel`` never pass the KeyError on."""
+    import pyslurm
+
+    from malleo.plugin.backends.cli import CliBackend
+
+    cli = CliBackend(conf=slurm_cluster.conf)
+    job_id = backend.submit(wrap="sleep 120", nodes=1, time_limit=120, hold=True,
+                            output="/dev/null", workdir=str(tmp_path), name="malleo-race")
+    slurm_jobs.append(job_id)
+    failures = {"left": 2, "calls": 0}
+    real_job = pyslurm.Job
+
+    class RacingJob(real_job):
+        """pyslurm's Job whose ``load`` first fails as pyslurm's step read does."""
+
+        @staticmethod
+        def load(jid):
+            failures["calls"] += 1
+            if failures["left"] > 0:
+                failures["left"] -= 1
+                raise KeyError(jid)
+            return real_job.load(jid)
+
+    monkeypatch.setattr(pyslurm, "Job", RacingJob)
+    assert backend.job(job_id) == cli.job(job_id)
+    assert failures["calls"] == 3
+    failures["left"] = 10**6
+    assert backend.job(job_id) == cli.job(job_id)          # through scontrol
+    backend.cancel(job_id)
+    monkeypatch.undo()
+    deadline = time.monotonic() + 30
+    while not cli.job(job_id).is_finished:
+        assert time.monotonic() < deadline, "cancelled job did not finish"
+        time.sleep(0.2)

@@ -107,25 +107,91 @@ None: libslurm reads its configuration once per process (``slurm_init``), by pys
 backend or the libslurm one, whichever comes first."""
 
 
+INIT_PROBE_SECONDS = 20.0
+"""How long :func:`initialise`'s probe child may take to initialise libslurm (seconds)."""
+
+
 def initialise(conf: str | None, init) -> None:
     """Call ``init(path or None)`` the first time in this process, with ``conf`` (else
     SLURM_CONF, else Slurm's default); later calls only check they name the same file.
 
+    libslurm's ``slurm_init`` calls Slurm's ``fatal()`` (which ends the process) on a
+    slurm.conf it cannot parse.  So a forked child initialises first (:func:`init_probe`);
+    only when it survives does this process call ``init``.
+
     Raises:
-        BackendNotAvailable: ``conf`` is not a file, or libslurm was initialised with
-            another slurm.conf in this process (it cannot switch).
+        BackendNotAvailable: ``conf`` is not a file, libslurm cannot initialise with it (the
+            message ends with Slurm's own, e.g. ``Parse error in file ... line 3``), or
+            libslurm was initialised with another slurm.conf in this process (it cannot
+            switch).
     """
     global _initialised_with
     wanted = str(conf or os.environ.get("SLURM_CONF") or "")
     if _initialised_with is None:
         if wanted and not os.path.isfile(wanted):
             raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
+        why = init_probe(init, wanted or None)
+        if why is not None:
+            raise BackendNotAvailable(
+                f"slurm.conf {wanted or '(default)'}: libslurm cannot initialise with it: {why}")
         init(wanted or None)
         _initialised_with = wanted
     elif wanted != _initialised_with:
         raise BackendNotAvailable(
             f"libslurm was initialised with slurm.conf {_initialised_with or '(default)'} in "
             f"this process; it cannot switch to {wanted or '(default)'}")
+
+
+def init_probe(init, path: str | None, timeout: float = INIT_PROBE_SECONDS) -> str | None:
+    """Run ``init(path)`` in a forked child: None when it returns, else why not (the last
+    lines the child wrote to its standard error, at most 1,000 characters, or its exit
+    status; a child still running after ``timeout`` seconds is killed).  Costs one fork
+    (a few milliseconds), once per process."""
+    import select
+    import signal
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                     # the child: never returns
+        status = 3
+        try:
+            os.close(read_end)
+            os.dup2(write_end, 2)
+            init(path)
+            status = 0
+        except BaseException as exc:                 # noqa: BLE001 - reported by the parent
+            try:
+                os.write(2, f"{type(exc).__name__}: {exc}\n".encode(errors="replace"))
+            except OSError:
+                pass
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    tail = b""
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            tail = (tail + chunk)[-4096:]
+    finally:
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return f"still initialising after {timeout:g} s"
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0:
+        return None
+    text = " ".join(line.strip() for line in tail.decode(errors="replace").splitlines()
+                    if line.strip())[-1000:]
+    return text or (f"killed by signal {-code}" if code < 0 else f"exit status {code}")
 
 
 class LayoutUnavailable(Exception):

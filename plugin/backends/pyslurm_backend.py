@@ -276,8 +276,26 @@ class PyslurmBackend(SlurmBackend):
                           "jobs": t4 - t3, "read": t4 - t0}
         return parts, nodes, jobs
 
+    def _load_job(self, job_id: int):
+        """``pyslurm.Job.load``, or None when pyslurm's own step read keeps failing.
+
+        For a job that is not pending, pyslurm 25.11.2's ``Job.load`` makes a second RPC for
+        the job's steps and indexes the answer by the job's id: when the answer holds steps
+        but none of this job's (a job being cancelled or ending between the two RPCs; seen
+        in CI, ``KeyError: 139`` from ``step.pyx``) that is a KeyError, not an RPCError.
+        The race passes, so read again; the job record is what is wanted, not its steps."""
+        for attempt in range(3):
+            try:
+                return self._call("slurm_load_job", pyslurm.Job.load, int(job_id))
+            except KeyError:
+                time.sleep(0.05 * (attempt + 1))
+        return None
+
     def job(self, job_id: int) -> Job:
-        return self._job(self._call("slurm_load_job", pyslurm.Job.load, int(job_id)))
+        loaded = self._load_job(job_id)
+        if loaded is None:
+            return self._scontrol().job(job_id)
+        return self._job(loaded)
 
     def job_json(self, job_id: int) -> dict:
         """Slurm's own JSON record of the job, through ``scontrol --json`` (the CLI backend):
@@ -331,7 +349,7 @@ class PyslurmBackend(SlurmBackend):
     def cancel(self, job_id: int) -> None:
         # pyslurm 25.11.2's cancel of an unknown id returns without error: read it first
         # (InvalidJobId when Slurm does not know it), as the CLI backend's scancel reports.
-        self._call("slurm_load_job", pyslurm.Job.load, int(job_id))
+        self._load_job(job_id)
         self._call("slurm_kill_job", pyslurm.Job(int(job_id)).cancel)
 
     def submit(self, *, script: str | None = None, wrap: str | None = None,
