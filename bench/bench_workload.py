@@ -4,6 +4,7 @@ Times ``generate_lublin`` at 10,000 and 500,000 jobs on 256 processors (best of 
 runs, after one warm-up call) and prints the statistics of the default workload
 (10,000 jobs, 256 processors, seed 0) quoted in docs/workload-model.md.
 """
+import argparse
 import time
 
 import numpy as np
@@ -23,6 +24,7 @@ def best_time(jobs: int, repeats: int) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     generate_lublin(100, PROCS)  # warm-up: imports and first-call costs
     for jobs, repeats in ((10_000, 5), (500_000, 3)):
         seconds = best_time(jobs, repeats)

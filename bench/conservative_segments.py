@@ -35,7 +35,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from schedule_digest import policy_of, read_arrays  # noqa: E402
 
-RICC = "/work/shared/traces/RICC-2010-2.swf.gz"
+from _traces import TRACES  # noqa: E402
+
+RICC = str(TRACES / "RICC-2010-2.swf.gz")
 
 
 def segments(path: str, mode: str, n_seg: int, events: int) -> dict:

@@ -10,7 +10,6 @@ no assertions.
 """
 import argparse
 import gzip
-import os
 import pathlib
 import resource
 import subprocess
@@ -21,7 +20,7 @@ import time
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-TRACES = HERE.parent.parent / "shared" / "traces"
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 FILES = {
     "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
     "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",

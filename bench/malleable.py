@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-TRACES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 DEFAULT = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
 TARGET = 100_000
 

@@ -13,6 +13,8 @@ policy, with mean wait, utilization held and useful, and the reconfigurations.
 """
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 NODES = 64
@@ -73,6 +75,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     print(table(run()))
 
 

@@ -22,20 +22,11 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-import os
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
-def _traces() -> pathlib.Path:
-    """MALLEO_TRACES, ../shared/traces beside the repository, or /work/shared/traces."""
-    if os.environ.get("MALLEO_TRACES"):
-        return pathlib.Path(os.environ["MALLEO_TRACES"])
-    beside = REPO.parent / "shared" / "traces"
-    return beside if beside.is_dir() else pathlib.Path("/work/shared/traces")
-
-
-TRACES = _traces()
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 WORKLOADS = ("lublin_256.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz")
 FRACTIONS = (0.0, 0.25, 0.5, 1.0)
 POLICIES = ("dmr", "head-unblock")

@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 import time
 
-TRACES = pathlib.Path(os.environ.get("MALLEO_TRACES") or
-                      pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces")
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 COLUMNS = ("request", "actual", "predict@pass", "predict@submit", "easy++@pass", "easy++",
            "learned")
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-TRACES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 
 
 def _rss_mib() -> float:

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-TRACES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 DEFAULT = ("SDSC-SP2-1998-4.2-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz",
            "LCG-2005-1.swf.gz", "RICC-2010-2.swf.gz")
 TARGET = ("RICC-2010-2.swf.gz", 5.0)

@@ -26,7 +26,7 @@ tracemalloc's own records add about 4 MiB to the RSS figures; ``--no-trace`` lea
 off, so the phases' figures are those of the CLI (the traced lines then say n/a).
 
 Runs from any directory: it reads the installed malleo (run it with the venv's python);
-the trace defaults to the shared traces (``MALLEO_TRACES`` or /work/shared/traces).
+the trace defaults to the shared traces (``MALLEO_TRACES``, else ../shared/traces beside the repository: bench/_traces.py).
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ class PhasePeaks:
 
 
 def main() -> int:
-    traces = Path(os.environ.get("MALLEO_TRACES", "/work/shared/traces"))
+    from _traces import TRACES as traces
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", nargs="?", default=str(traces / "RICC-2010-2.swf.gz"))
     parser.add_argument("--policy", default="fcfs+easy")

@@ -3,6 +3,7 @@
 Benchmarks read the real traces in ../shared/traces in place. They report figures
 (jobs/s, latency, peak RSS); they assert nothing about speed.
 """
+import argparse
 import pathlib
 import subprocess
 import sys
@@ -11,6 +12,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     failed = []
     for script in sorted(HERE.glob("*.py")):
         if script.name in {"run_all.py", "__init__.py"} or script.name.startswith("_"):

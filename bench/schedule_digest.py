@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-TRACES = pathlib.Path("/work/shared/traces")
+from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
 
 
 def read_arrays(path: str, n_jobs: int | None):

@@ -7,6 +7,7 @@
 Uses the cluster named by SLURM_CONF if it answers (then no bring-up/teardown figures).
 Prints figures; asserts nothing about speed.
 """
+import argparse
 import json
 import os
 import shutil
@@ -32,6 +33,7 @@ def timed(fn, repeat=5):
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     from malleo.plugin.backends import parse_json
     from malleo.plugin.backends.cli import CliBackend
 

@@ -1,0 +1,12 @@
+"""Where the bench scripts read the shared SWF traces (in place, never copied): the folder
+``MALLEO_TRACES`` names, else ``../shared/traces`` beside the repository (the layout the
+project's checkouts use; tests/helpers.py looks in the same places)."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+TRACES = pathlib.Path(os.environ.get("MALLEO_TRACES") or REPO.parent / "shared" / "traces")
+"""The traces folder (``MALLEO_TRACES``, else ``../shared/traces`` beside the repository)."""
