@@ -16,7 +16,7 @@ from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETION
                       CNT_DEC_TESTS, CNT_SEARCHES, CNT_UPDATE_PAIRS, CNT_BREAKPOINTS_AT_MOVES,
                       CNT_OFFSET_SUM, CNT_MOVING_PASSES, CNT_PAIRS_SAME_SHAPE,
                       CNT_PAIRS_SAME_SHAPE_OFFSET, CNT_MOVED_HOLDERS, CNT_MOVED_IN_RUNS,
-                      CNT_RANGE_UPDATES, CNT_NEW_JOBS)
+                      CNT_RANGE_UPDATES, CNT_NEW_JOBS, CNT_PAIRS_CHAIN)
 from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -665,6 +665,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef procs_t c_n = -1           # counters only (COUNT_ON): the last move's shape,
     cdef simtime_t c_hold = -1      # its offset r - when, whether this pass moved
     cdef simtime_t c_off = -1
+    cdef simtime_t c_r = -1         # the last move's old reservation
     cdef bint c_moved = False
     if h.n > 0 and holders_first(h) < s.now:
         return 0
@@ -746,6 +747,8 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         count(CNT_PAIRS_SAME_SHAPE, n == c_n and hold == c_hold)
                         count(CNT_PAIRS_SAME_SHAPE_OFFSET,
                               n == c_n and hold == c_hold and r - when == c_off)
+                        count(CNT_PAIRS_CHAIN, n == c_n and hold == c_hold and when == c_r)
+                        c_r = r
                         c_moved = True
                         c_n = n
                         c_hold = hold

@@ -9,16 +9,16 @@ cdef extern from *:
     #ifndef MALLEO_COUNT
     #define MALLEO_COUNT 0
     #endif
-    static long long malleo_cnt[10][22];
+    static long long malleo_cnt[10][23];
     static int malleo_cnt_seg = 0;
     """
     const bint COUNT_ON "MALLEO_COUNT"
-    long long malleo_cnt[10][22]
+    long long malleo_cnt[10][23]
     int malleo_cnt_seg
 
 cdef enum:
     CNT_SEGMENTS = 10
-    CNT_KINDS = 22
+    CNT_KINDS = 23
     CNT_PASSES = 0
     CNT_QUEUE_SUM = 1
     CNT_KEPT_PASSES = 2
@@ -41,6 +41,7 @@ cdef enum:
     CNT_VISITS_SAME_SHAPE = 19
     CNT_OFFSET_SUM = 20
     CNT_MOVING_PASSES = 21
+    CNT_PAIRS_CHAIN = 22
 
 
 cdef inline void count(int kind, long long v) noexcept nogil:

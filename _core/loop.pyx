@@ -182,14 +182,16 @@ COUNTER_NAMES = ("passes", "queue_sum", "kept_passes", "rebuilt_passes", "index_
                  "moved_holders", "update_pairs", "moved_in_runs", "range_updates",
                  "breakpoints_at_moves", "new_jobs", "early_completions",
                  "pairs_same_shape_offset", "pairs_same_shape", "visits_same_entry",
-                 "visits_same_shape", "offset_sum", "moving_passes")
+                 "visits_same_shape", "offset_sum", "moving_passes", "pairs_chain")
 """The counters of a core built with MALLEO_COUNT=1 (``_core/counters.pxd``; docs/core.md
 "The whole trace, counted"), in ``kept_counters()``'s order.  Sums over the passes:
 ``queue_sum`` of the waiting jobs at a pass, ``breakpoints_at_moves`` of the profile's
 breakpoints at each update pair, ``offset_sum`` of each update pair's r - when (seconds);
 ``pairs_same_shape[_offset]`` count update pairs following one of the same (size, hold)
 [and offset] in the pass, ``visits_same_entry`` / ``visits_same_shape`` holder visits of
-an index entry with the same (reservation, size, hold) / (size, hold) as the one before."""
+an index entry with the same (reservation, size, hold) / (size, hold) as the one before;
+``pairs_chain`` update pairs whose new start is the old reservation of the pass's previous
+move, of the same (size, hold): the job takes the slot the one before it just left."""
 
 
 def kept_counters():
