@@ -33,7 +33,8 @@ from malleo.plugin.agent.state import (PlanInputs, Snapshot, queue_fingerprint,
                                       read_with_fingerprint)
 from malleo.plugin.backends import SlurmBackend
 from malleo.plugin.backends.columns import JobTable
-from malleo.plugin.backends.errors import SlurmError, SlurmUnavailable
+from malleo.plugin.backends.errors import (SlurmConfigError, SlurmError, SlurmUnavailable,
+                                           config_complaint)
 from malleo.policy import Policy
 
 STALE_RETRIES = 3
@@ -462,6 +463,11 @@ class Agent:
         Returns:
             0 after SIGTERM/SIGINT (or a completed ``once`` cycle); 1 when a ``once`` run
             could not complete a cycle in :data:`ONCE_ATTEMPTS` attempts.
+
+        Raises:
+            MalleoError: Slurm cannot parse slurm.conf before any cycle completed (bad
+                input: the file and Slurm's first complaint).  After a completed cycle the
+                same error is an outage, retried (an operator may be editing the file).
         """
         previous = self._install_signals()
         event(self.log, logging.INFO, "agent_start", policy=self.policy.describe(),
@@ -471,6 +477,7 @@ class Agent:
         backoff = BACKOFF_INITIAL
         failures = 0
         last_fp = None
+        has_cycled = False
         try:
             while not self._stop.is_set():
                 if self._reload:
@@ -478,6 +485,8 @@ class Agent:
                 try:
                     result = self.cycle()
                 except SlurmError as exc:
+                    if isinstance(exc, SlurmConfigError) and not has_cycled:
+                        self._refuse_config(exc)
                     failures += 1
                     self._summary["errors"] += 1
                     kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
@@ -493,6 +502,7 @@ class Agent:
                         "error": repr(exc), "retry_in": backoff}})
                 else:
                     failures = 0
+                    has_cycled = True
                     backoff = BACKOFF_INITIAL
                     last_fp = result.fingerprint
                     self.last_cycle = result
@@ -516,6 +526,16 @@ class Agent:
             event(self.log, logging.INFO, "agent_stop")
             for sig, handler in previous:
                 signal.signal(sig, handler)
+
+    def _refuse_config(self, exc: SlurmConfigError) -> None:
+        """Raise the bad-input error for a slurm.conf Slurm cannot parse at start."""
+        import os
+
+        from malleo.errors import MalleoError
+
+        conf = (getattr(self.backend, "conf", None) or os.environ.get("SLURM_CONF")
+                or "(Slurm's default)")
+        raise MalleoError(f"slurm.conf {conf}: Slurm cannot read it: {config_complaint(exc)}")
 
     def _wait_for_trigger(self, last_fp: tuple) -> None:
         """Return at the next period, when the queue fingerprint changes, or on a signal."""

@@ -26,6 +26,23 @@ class SlurmUnavailable(SlurmError):
     """Slurm cannot be reached: controller down or unreachable, commands or config missing."""
 
 
+class SlurmConfigError(SlurmUnavailable):
+    """Slurm's commands cannot parse slurm.conf ("Parse error in file F line N", "Unable to
+    process configuration file").  An outage like any other once the agent runs (an operator
+    may be editing the file), but bad input at start: the agent and ``malleo slurm status``
+    refuse to start on it (exit 2, naming the file and Slurm's first complaint)."""
+
+
+def config_complaint(exc: SlurmError, limit: int = 400) -> str:
+    """Slurm's first complaint about slurm.conf in ``exc`` (the line naming file and line
+    number when there is one), on one line, at most ``limit`` characters."""
+    lines = [" ".join(line.split()) for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        if "parse error in file" in line.lower():
+            return line[:limit]
+    return (lines[0] if lines else str(exc))[:limit]
+
+
 class SlurmCommandError(SlurmError):
     """A Slurm command or RPC refused the request.
 
@@ -78,9 +95,10 @@ _PATTERNS: tuple[tuple[str, type[SlurmError]], ...] = (
     ("socket timed out", SlurmUnavailable),
     ("communication connection failure", SlurmUnavailable),
     ("zero bytes were transmitted", SlurmUnavailable),
-    ("unable to process configuration file", SlurmUnavailable),
-    ("could not open configuration file", SlurmUnavailable),
+    ("could not open configuration file", SlurmUnavailable),   # gone (NFS, an edit): wait
     ("cannot stat file", SlurmUnavailable),
+    ("parse error in file", SlurmConfigError),
+    ("unable to process configuration file", SlurmConfigError),
     ("munge", SlurmUnavailable),
     ("access/permission denied", PermissionDenied),
     ("permission denied", PermissionDenied),

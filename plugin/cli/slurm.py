@@ -105,7 +105,7 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
                           ) from None
     configure(log_format, log_level)
     metrics = Metrics()
-    the_agent = Agent(select_backend(slurm_conf, backend), config, period=period, poll=poll,
+    the_agent = Agent(_backend_or_refuse(slurm_conf, backend), config, period=period, poll=poll,
                       dry_run=dry_run, unit=unit, partition=partition, metrics=metrics,
                       state_dir=state_dir)
     server = None
@@ -149,6 +149,24 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
         if endpoint is not None:
             endpoint.stop()
     sys.exit(code)
+
+
+def _backend_or_refuse(slurm_conf, kind):
+    """``select_backend``, with a slurm.conf Slurm cannot parse refused as bad input (exit 2,
+    the file and Slurm's first complaint) rather than Slurm's error lines (exit 1)."""
+    import os
+
+    from malleo.plugin.backends import select_backend
+    from malleo.plugin.backends.errors import SlurmConfigError, config_complaint
+
+    try:
+        return select_backend(slurm_conf, kind)
+    except SlurmConfigError as exc:
+        from malleo.errors import MalleoError
+
+        conf = slurm_conf or os.environ.get("SLURM_CONF") or "(Slurm's default)"
+        raise MalleoError(f"slurm.conf {conf}: Slurm cannot read it: "
+                          f"{config_complaint(exc)}") from None
 
 
 slurm.add_command(status)
