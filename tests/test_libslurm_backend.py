@@ -13,7 +13,7 @@ import pytest
 
 from malleo.plugin.backends import libslurm_backend, libslurm_rows, select_backend
 from malleo.plugin.backends.cli import CliBackend
-from malleo.plugin.backends.errors import BackendNotAvailable
+from malleo.plugin.backends.errors import BackendNotAvailable, SlurmConfigError
 from slurm_headers import stand_in_header
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
@@ -120,10 +120,13 @@ def test_an_initialisation_that_would_end_the_process_is_refused(tmp_path, env):
     nothing initialised; an init that returns is then called here."""
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=a CPUs=zz\n")
-    with pytest.raises(BackendNotAvailable,
+    with pytest.raises(SlurmConfigError,
                        match=rf"slurm.conf {conf}: libslurm cannot initialise with it: "
                              rf"slurm: error: Parse error in file {conf} line 3 slurm: fatal"):
         libslurm_rows.initialise(str(conf), _fatal)
+    with pytest.raises(BackendNotAvailable, match="libslurm cannot initialise with it: "
+                                                  "exit status 7"):
+        libslurm_rows.initialise(str(conf), lambda p: __import__("os")._exit(7))
     assert libslurm_rows._initialised_with is None
 
     def raises(path):
@@ -151,7 +154,7 @@ def test_the_site_libslurm_refuses_a_broken_slurm_conf_without_ending_us(tmp_pat
     handle.slurm_init.restype = None
     conf = tmp_path / "slurm.conf"
     conf.write_text("ClusterName=x\nSlurmctldHost=h\nNodeName=a CPUs=zz\nNoSuchKey=1\n")
-    with pytest.raises(BackendNotAvailable) as info:
+    with pytest.raises(SlurmConfigError) as info:
         libslurm_rows.initialise(str(conf), lambda p: handle.slurm_init(p.encode()))
     assert f"slurm.conf {conf}: libslurm cannot initialise with it: " in str(info.value)
     assert f"Parse error in file {conf} line 3" in str(info.value)

@@ -34,13 +34,15 @@ class SlurmConfigError(SlurmUnavailable):
 
 
 def config_complaint(exc: SlurmError, limit: int = 400) -> str:
-    """Slurm's first complaint about slurm.conf in ``exc`` (the line naming file and line
-    number when there is one), on one line, at most ``limit`` characters."""
-    lines = [" ".join(line.split()) for line in str(exc).splitlines() if line.strip()]
-    for line in lines:
-        if "parse error in file" in line.lower():
-            return line[:limit]
-    return (lines[0] if lines else str(exc))[:limit]
+    """Slurm's first complaint about slurm.conf in ``exc`` on one line, at most ``limit``
+    characters: the "Parse error in file F line N: ..." message with its program prefix
+    when there is one, else the whole message."""
+    import re
+
+    flat = " ".join(str(exc).split())
+    found = re.search(r"(\S+: error: )?parse error in file .*?(?= \S+: (?:error|fatal):|$)",
+                      flat, re.IGNORECASE)
+    return (found.group(0) if found else flat)[:limit]
 
 
 class SlurmCommandError(SlurmError):

@@ -47,7 +47,7 @@ import numpy as np
 
 from malleo.plugin.backends import columns
 from malleo.plugin.backends.errors import (
-    BackendNotAvailable, SlurmError, SlurmUnavailable, classify)
+    BackendNotAvailable, SlurmConfigError, SlurmError, SlurmUnavailable, classify)
 
 NO_CHANGE = 1900
 """SLURM_NO_CHANGE_IN_DATA (slurm_errno.h)."""
@@ -120,10 +120,12 @@ def initialise(conf: str | None, init) -> None:
     only when it survives does this process call ``init``.
 
     Raises:
-        BackendNotAvailable: ``conf`` is not a file, libslurm cannot initialise with it (the
-            message ends with Slurm's own, e.g. ``Parse error in file ... line 3``), or
-            libslurm was initialised with another slurm.conf in this process (it cannot
-            switch).
+        SlurmConfigError: libslurm cannot parse ``conf`` (the message ends with Slurm's own,
+            e.g. ``Parse error in file ... line 3``): bad input, not a reason to read another
+            way.
+        BackendNotAvailable: ``conf`` is not a file, libslurm cannot initialise with it for
+            another reason, or libslurm was initialised with another slurm.conf in this
+            process (it cannot switch).
     """
     global _initialised_with
     wanted = str(conf or os.environ.get("SLURM_CONF") or "")
@@ -132,8 +134,10 @@ def initialise(conf: str | None, init) -> None:
             raise BackendNotAvailable(f"slurm.conf {wanted}: no such file")
         why = init_probe(init, wanted or None)
         if why is not None:
-            raise BackendNotAvailable(
-                f"slurm.conf {wanted or '(default)'}: libslurm cannot initialise with it: {why}")
+            message = f"slurm.conf {wanted or '(default)'}: libslurm cannot initialise with it: {why}"
+            if isinstance(classify(why), SlurmConfigError):
+                raise SlurmConfigError(message)         # bad input, whichever backend reads
+            raise BackendNotAvailable(message)
         init(wanted or None)
         _initialised_with = wanted
     elif wanted != _initialised_with:
