@@ -87,14 +87,30 @@ def _start_ticks(pid: int) -> str | None:
         return None
 
 
+CLUSTER_PREFIXES = ("malleo-slurm-", "malleo-twin-")
+"""Names of the temporary directories test clusters live in (the session's, the twin's)."""
+
+
+def cluster_tempdir(prefix: str = "malleo-slurm-") -> str:
+    """A new private temporary directory for a test cluster, its owner recorded (the
+    calling process; :data:`OWNER_FILE`) so a later session can stop the cluster if this one
+    dies without its teardown."""
+    assert prefix in CLUSTER_PREFIXES, prefix
+    directory = tempfile.mkdtemp(prefix=prefix)
+    with open(os.path.join(directory, OWNER_FILE), "x", encoding="utf-8") as owner:
+        owner.write(f"{os.getpid()} {_start_ticks(os.getpid())} {SLURM_PREFIX or '-'}\n")
+    return directory
+
+
 def sweep_stale_clusters(tmp: str | None = None) -> list[str]:
     """Stop and remove the clusters this user's dead pytest sessions left in ``tmp`` (default
-    the temporary directory); returns their directories.  Only directories named
-    malleo-slurm-*, owned by this user, not links, holding an owner record whose process is
-    gone (or is another process with that PID) are touched."""
+    the temporary directory); returns their directories.  Only directories named for
+    :data:`CLUSTER_PREFIXES`, owned by this user, not links, holding an owner record whose
+    process is gone (or is another process with that PID) are touched."""
     tmp = tmp or tempfile.gettempdir()
     swept = []
-    for entry in sorted(Path(tmp).glob("malleo-slurm-*")):
+    entries = sorted(e for prefix in CLUSTER_PREFIXES for e in Path(tmp).glob(prefix + "*"))
+    for entry in entries:
         try:
             info = entry.lstat()
             if not entry.is_dir() or entry.is_symlink() or info.st_uid != os.geteuid():
@@ -139,9 +155,7 @@ def slurm_cluster():
         pytest.skip(reason)
     for stale in sweep_stale_clusters():
         print(f"slurm_fixture: stopped the cluster a dead pytest session left in {stale}")
-    directory = tempfile.mkdtemp(prefix="malleo-slurm-")
-    with open(os.path.join(directory, OWNER_FILE), "x", encoding="utf-8") as owner:
-        owner.write(f"{os.getpid()} {_start_ticks(os.getpid())} {SLURM_PREFIX or '-'}\n")
+    directory = cluster_tempdir()
     prefix = ["--prefix", SLURM_PREFIX] if SLURM_PREFIX else []
     proc = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", str(NODES), "--dir", directory,
                            *prefix], capture_output=True, text=True, timeout=180)

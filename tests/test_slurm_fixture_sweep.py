@@ -38,8 +38,11 @@ def test_only_dead_sessions_directories_are_swept(tmp_path):
     elsewhere.mkdir()
     (elsewhere / OWNER_FILE).write_text(_dead_owner())
     (tmp_path / "malleo-slurm-link").symlink_to(elsewhere)
-    assert sweep_stale_clusters(str(tmp_path)) == [str(dead), str(reused)]
-    assert not dead.exists() and not reused.exists()
+    twin = tmp_path / "malleo-twin-dead"            # the twin's private cluster
+    twin.mkdir()
+    (twin / OWNER_FILE).write_text(_dead_owner())
+    assert sweep_stale_clusters(str(tmp_path)) == [str(dead), str(reused), str(twin)]
+    assert not dead.exists() and not reused.exists() and not twin.exists()
     assert alive.exists() and unrecorded.exists() and (elsewhere / OWNER_FILE).exists()
 
 

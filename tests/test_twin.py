@@ -5,13 +5,14 @@ priority/multifactor with no malleo agent.
 """
 import json
 import os
+import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from cli_runner import MalleoRunner
+from slurm_fixture import cluster_tempdir
 
 from malleo.emulator import slurm_config as sc
 from malleo.emulator import twin
@@ -317,7 +318,7 @@ def multifactor_cluster():
         if os.environ.get("MALLEO_REQUIRE_SLURM") == "1":
             pytest.fail("MALLEO_REQUIRE_SLURM=1 but Slurm with slurmdbd cannot start here")
         pytest.skip("needs root, slurmctld and slurmdbd (install-deps.sh --accounting)")
-    directory = tempfile.mkdtemp(prefix="malleo-twin-")
+    directory = cluster_tempdir("malleo-twin-")     # its owner recorded: swept if we die
     for _attempt in range(3):        # a cluster starting beside may take the same free ports
         up = subprocess.run(["bash", str(SCRIPT), "up", "--nodes", "16", "--accounting",
                              "--dir", directory], capture_output=True, text=True, timeout=300)
@@ -347,6 +348,7 @@ def multifactor_cluster():
     finally:
         subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
                        capture_output=True, text=True, timeout=180)
+        shutil.rmtree(directory, ignore_errors=True)          # the owner record
 
 
 @pytest.mark.slurm
