@@ -25,7 +25,6 @@ microseconds each); a loaded shared machine moves them by tens of percent.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import pathlib
 import sys
@@ -33,7 +32,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from schedule_digest import policy_of, read_arrays  # noqa: E402
+from schedule_digest import policy_of, read_arrays, schedule_sha256  # noqa: E402
 
 from _traces import TRACES  # noqa: E402
 
@@ -59,9 +58,6 @@ def segments(path: str, mode: str, n_seg: int, events: int) -> dict:
     cpu0 = time.process_time()
     r = simulate(*arrays, procs, policy_of(mode), progress=progress, progress_events=events)
     cpu = time.process_time() - cpu0
-    h = hashlib.sha256()
-    for name in ("start", "reservation", "backfilled"):
-        h.update(np.ascontiguousarray(r[name]).tobytes())
 
     def seg_of(t):              # segment of the last job arrived at time(s) t
         arrived = np.searchsorted(submit, t, side="right")
@@ -88,7 +84,7 @@ def segments(path: str, mode: str, n_seg: int, events: int) -> dict:
            "cpu_seconds": round(cpu, 3), "jobs_per_cpu_s": round(n / cpu) if cpu else None,
            "passes": int(passes.sum()),
            "mean_queue": round(float(q_sum.sum() / passes.sum()), 1),
-           "sha256": h.hexdigest(), "segments": rows}
+           "sha256": schedule_sha256(r), "segments": rows}
     counts = kept_counters()
     if counts is not None and n_seg == len(counts):
         for row, c in zip(rows, counts):

@@ -62,10 +62,18 @@ def policy_of(mode: str):
     return Policy(backfill=name, **extra)
 
 
-def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
-    """In this process: one simulate() call and the digest of its schedule."""
+def schedule_sha256(result: dict) -> str:
+    """The digest of a schedule: SHA-256 of its start, reservation and backfilled arrays."""
     import numpy as np
 
+    h = hashlib.sha256()
+    for name in ("start", "reservation", "backfilled"):
+        h.update(np.ascontiguousarray(result[name]).tobytes())
+    return h.hexdigest()
+
+
+def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
+    """In this process: one simulate() call and the digest of its schedule."""
     from malleo._core import simulate
 
     arrays, procs = read_arrays(path, n_jobs)
@@ -74,12 +82,9 @@ def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
     r = simulate(*arrays, procs, policy_of(mode))
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
-    h = hashlib.sha256()
-    for name in ("start", "reservation", "backfilled"):
-        h.update(np.ascontiguousarray(r[name]).tobytes())
     n = len(arrays[0])
     return {"trace": pathlib.Path(path).name, "mode": mode, "jobs": n,
-            "prefix": n_jobs, "sha256": h.hexdigest(), "seconds": round(seconds, 3),
+            "prefix": n_jobs, "sha256": schedule_sha256(r), "seconds": round(seconds, 3),
             "jobs_per_s": round(n / seconds) if seconds > 0 else None,
             "cpu_seconds": round(cpu, 3),
             "jobs_per_cpu_s": round(n / cpu) if cpu > 0 else None}
@@ -87,7 +92,8 @@ def digest_one(path: str, mode: str, n_jobs: int | None) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("traces", nargs="*")
+    ap.add_argument("traces", nargs="*",
+                    help="trace files, or names in the traces folder (default: every trace there)")
     ap.add_argument("--modes", default="conservative,slurm")
     ap.add_argument("--jobs", action="append", default=[], metavar="TRACE=N")
     ap.add_argument("--timeout", type=float, default=600.0)
@@ -102,8 +108,8 @@ def main() -> int:
     for spec in args.jobs:
         name, _, n = spec.partition("=")
         prefixes[name] = int(n)
-    traces = ([pathlib.Path(t) for t in args.traces] if args.traces
-              else sorted(TRACES.glob("*.swf.gz")))
+    traces = ([pathlib.Path(t) if pathlib.Path(t).exists() else TRACES / t for t in args.traces]
+              if args.traces else sorted(TRACES.glob("*.swf.gz")))
     expected = {}
     if args.check:
         for line in args.check.read_text().splitlines():

@@ -34,7 +34,7 @@ from malleo.plugin.agent.state import (PlanInputs, Snapshot, queue_fingerprint,
 from malleo.plugin.backends import SlurmBackend
 from malleo.plugin.backends.columns import JobTable
 from malleo.plugin.backends.errors import (SlurmConfigError, SlurmError, SlurmUnavailable,
-                                           config_complaint)
+                                           config_refusal)
 from malleo.policy import Policy
 
 STALE_RETRIES = 3
@@ -529,13 +529,9 @@ class Agent:
 
     def _refuse_config(self, exc: SlurmConfigError) -> None:
         """Raise the bad-input error for a slurm.conf Slurm cannot parse at start."""
-        import os
-
         from malleo.errors import MalleoError
 
-        conf = (getattr(self.backend, "conf", None) or os.environ.get("SLURM_CONF")
-                or "(Slurm's default)")
-        raise MalleoError(f"slurm.conf {conf}: Slurm cannot read it: {config_complaint(exc)}")
+        raise MalleoError(config_refusal(exc, getattr(self.backend, "conf", None)))
 
     def _wait_for_trigger(self, last_fp: tuple) -> None:
         """Return at the next period, when the queue fingerprint changes, or on a signal."""

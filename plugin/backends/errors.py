@@ -33,6 +33,15 @@ class SlurmConfigError(SlurmUnavailable):
     refuse to start on it (exit 2, naming the file and Slurm's first complaint)."""
 
 
+def config_refusal(exc: SlurmError, conf: str | None) -> str:
+    """The bad-input message for a slurm.conf Slurm cannot parse: the file (``conf``, else
+    SLURM_CONF, else Slurm's default) and Slurm's first complaint (:func:`config_complaint`)."""
+    import os
+
+    conf = conf or os.environ.get("SLURM_CONF") or "(Slurm's default)"
+    return f"slurm.conf {conf}: Slurm cannot read it: {config_complaint(exc)}"
+
+
 def config_complaint(exc: SlurmError, limit: int = 400) -> str:
     """Slurm's first complaint about slurm.conf in ``exc`` on one line, at most ``limit``
     characters: the "Parse error in file F line N: ..." message with its program prefix

@@ -154,19 +154,15 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
 def _backend_or_refuse(slurm_conf, kind):
     """``select_backend``, with a slurm.conf Slurm cannot parse refused as bad input (exit 2,
     the file and Slurm's first complaint) rather than Slurm's error lines (exit 1)."""
-    import os
-
     from malleo.plugin.backends import select_backend
-    from malleo.plugin.backends.errors import SlurmConfigError, config_complaint
+    from malleo.plugin.backends.errors import SlurmConfigError, config_refusal
 
     try:
         return select_backend(slurm_conf, kind)
     except SlurmConfigError as exc:
         from malleo.errors import MalleoError
 
-        conf = slurm_conf or os.environ.get("SLURM_CONF") or "(Slurm's default)"
-        raise MalleoError(f"slurm.conf {conf}: Slurm cannot read it: "
-                          f"{config_complaint(exc)}") from None
+        raise MalleoError(config_refusal(exc, slurm_conf)) from None
 
 
 slurm.add_command(status)

@@ -62,7 +62,7 @@ def _local_plan(config, partition, unit, slurm_conf) -> dict:
     from malleo.plugin.agent.status_view import plan_document
     from malleo.plugin.backends import select_backend
     from malleo.plugin.backends.cli import CliBackend
-    from malleo.plugin.backends.errors import SlurmConfigError, SlurmUnavailable, config_complaint
+    from malleo.plugin.backends.errors import SlurmConfigError, SlurmUnavailable, config_refusal
     from malleo.policy import Policy
 
     policy = load_agent_policy(config) if config else Policy()
@@ -71,9 +71,7 @@ def _local_plan(config, partition, unit, slurm_conf) -> dict:
     try:
         CliBackend(conf=slurm_conf, timeout=PING_TIMEOUT).ping()
     except SlurmConfigError as exc:
-        conf = slurm_conf or os.environ.get("SLURM_CONF") or "(Slurm's default)"
-        raise MalleoError(f"slurm.conf {conf}: Slurm cannot read it: "
-                          f"{config_complaint(exc)}") from None
+        raise MalleoError(config_refusal(exc, slurm_conf)) from None
     except SlurmUnavailable as exc:
         first = " ".join(str(exc).split())
         raise MalleoError(f"the Slurm controller {_controller(slurm_conf)} does not answer "
