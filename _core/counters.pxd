@@ -4,44 +4,80 @@
 # is removed by the compiler.  ``loop.kept_counters()`` reads them per tenth of the jobs
 # (the segment of the last job arrived at the pass, set by the event loop).
 
+# The counters are listed once, in the C block below (MALLEO_COUNTERS): it makes both the
+# indices (CNT_*) and the names ``loop.COUNTER_NAMES`` reads, so the two cannot disagree.
 cdef extern from *:
     """
     #ifndef MALLEO_COUNT
     #define MALLEO_COUNT 0
     #endif
-    static long long malleo_cnt[10][23];
+    #define MALLEO_COUNTERS(X) \
+        X(PASSES, "passes") \
+        X(QUEUE_SUM, "queue_sum") \
+        X(KEPT_PASSES, "kept_passes") \
+        X(REBUILT_PASSES, "rebuilt_passes") \
+        X(INDEX_BLOCKS, "index_blocks") \
+        X(INDEX_BLOCKS_SKIPPED, "index_blocks_skipped") \
+        X(HOLDER_VISITS, "holder_visits") \
+        X(DEC_TESTS, "dec_tests") \
+        X(SEARCHES, "searches") \
+        X(MOVED_HOLDERS, "moved_holders") \
+        X(UPDATE_PAIRS, "update_pairs") \
+        X(MOVED_IN_RUNS, "moved_in_runs") \
+        X(RANGE_UPDATES, "range_updates") \
+        X(BREAKPOINTS_AT_MOVES, "breakpoints_at_moves") \
+        X(NEW_JOBS, "new_jobs") \
+        X(EARLY_COMPLETIONS, "early_completions") \
+        X(PAIRS_SAME_SHAPE_OFFSET, "pairs_same_shape_offset") \
+        X(PAIRS_SAME_SHAPE, "pairs_same_shape") \
+        X(VISITS_SAME_ENTRY, "visits_same_entry") \
+        X(VISITS_SAME_SHAPE, "visits_same_shape") \
+        X(OFFSET_SUM, "offset_sum") \
+        X(MOVING_PASSES, "moving_passes") \
+        X(PAIRS_CHAIN, "pairs_chain") \
+
+    #define MALLEO_CNT_INDEX(id, name) CNT_##id,
+    #define MALLEO_CNT_NAME(id, name) name,
+    enum { MALLEO_COUNTERS(MALLEO_CNT_INDEX) CNT_KINDS, CNT_SEGMENTS = 10 };
+    #if defined(__GNUC__)
+    #define MALLEO_MAYBE_UNUSED __attribute__((unused))
+    #else
+    #define MALLEO_MAYBE_UNUSED
+    #endif
+    static const char* const malleo_cnt_names[CNT_KINDS] MALLEO_MAYBE_UNUSED = { MALLEO_COUNTERS(MALLEO_CNT_NAME) };
+    static long long malleo_cnt[CNT_SEGMENTS][CNT_KINDS];
     static int malleo_cnt_seg = 0;
     """
+    enum:
+        CNT_SEGMENTS
+        CNT_KINDS
+        CNT_PASSES
+        CNT_QUEUE_SUM
+        CNT_KEPT_PASSES
+        CNT_REBUILT_PASSES
+        CNT_INDEX_BLOCKS
+        CNT_INDEX_BLOCKS_SKIPPED
+        CNT_HOLDER_VISITS
+        CNT_DEC_TESTS
+        CNT_SEARCHES
+        CNT_MOVED_HOLDERS
+        CNT_UPDATE_PAIRS
+        CNT_MOVED_IN_RUNS
+        CNT_RANGE_UPDATES
+        CNT_BREAKPOINTS_AT_MOVES
+        CNT_NEW_JOBS
+        CNT_EARLY_COMPLETIONS
+        CNT_PAIRS_SAME_SHAPE_OFFSET
+        CNT_PAIRS_SAME_SHAPE
+        CNT_VISITS_SAME_ENTRY
+        CNT_VISITS_SAME_SHAPE
+        CNT_OFFSET_SUM
+        CNT_MOVING_PASSES
+        CNT_PAIRS_CHAIN
     const bint COUNT_ON "MALLEO_COUNT"
-    long long malleo_cnt[10][23]
+    const char* const malleo_cnt_names[CNT_KINDS]
+    long long malleo_cnt[CNT_SEGMENTS][CNT_KINDS]
     int malleo_cnt_seg
-
-cdef enum:
-    CNT_SEGMENTS = 10
-    CNT_KINDS = 23
-    CNT_PASSES = 0
-    CNT_QUEUE_SUM = 1
-    CNT_KEPT_PASSES = 2
-    CNT_REBUILT_PASSES = 3
-    CNT_INDEX_BLOCKS = 4
-    CNT_INDEX_BLOCKS_SKIPPED = 5
-    CNT_HOLDER_VISITS = 6
-    CNT_DEC_TESTS = 7
-    CNT_SEARCHES = 8
-    CNT_MOVED_HOLDERS = 9
-    CNT_UPDATE_PAIRS = 10
-    CNT_MOVED_IN_RUNS = 11
-    CNT_RANGE_UPDATES = 12
-    CNT_BREAKPOINTS_AT_MOVES = 13
-    CNT_NEW_JOBS = 14
-    CNT_EARLY_COMPLETIONS = 15
-    CNT_PAIRS_SAME_SHAPE_OFFSET = 16
-    CNT_PAIRS_SAME_SHAPE = 17
-    CNT_VISITS_SAME_ENTRY = 18
-    CNT_VISITS_SAME_SHAPE = 19
-    CNT_OFFSET_SUM = 20
-    CNT_MOVING_PASSES = 21
-    CNT_PAIRS_CHAIN = 22
 
 
 cdef inline void count(int kind, long long v) noexcept nogil:

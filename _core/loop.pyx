@@ -16,8 +16,8 @@ from sched cimport sched_t, release_job, admit_arrivals
 from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
 from backfill cimport kept_release
-from counters cimport (COUNT_ON, count, malleo_cnt, CNT_SEGMENTS, CNT_KINDS, CNT_PASSES,
-                      CNT_QUEUE_SUM)
+from counters cimport (COUNT_ON, count, malleo_cnt, malleo_cnt_names, CNT_SEGMENTS, CNT_KINDS,
+                      CNT_PASSES, CNT_QUEUE_SUM)
 cimport counters
 
 from malleo._core.job_columns import replay_columns
@@ -177,12 +177,7 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
 
 
 
-COUNTER_NAMES = ("passes", "queue_sum", "kept_passes", "rebuilt_passes", "index_blocks",
-                 "index_blocks_skipped", "holder_visits", "dec_tests", "searches",
-                 "moved_holders", "update_pairs", "moved_in_runs", "range_updates",
-                 "breakpoints_at_moves", "new_jobs", "early_completions",
-                 "pairs_same_shape_offset", "pairs_same_shape", "visits_same_entry",
-                 "visits_same_shape", "offset_sum", "moving_passes", "pairs_chain")
+COUNTER_NAMES = tuple([malleo_cnt_names[k].decode("ascii") for k in range(CNT_KINDS)])
 """The counters of a core built with MALLEO_COUNT=1 (``_core/counters.pxd``; docs/core.md
 "The whole trace, counted"), in ``kept_counters()``'s order.  Sums over the passes:
 ``queue_sum`` of the waiting jobs at a pass, ``breakpoints_at_moves`` of the profile's

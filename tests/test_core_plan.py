@@ -351,6 +351,9 @@ def test_kept_counters_only_in_a_counted_build():
     are the difference, and the schedule is the default build's (checked by the digests)."""
     from malleo._core.loop import COUNTER_NAMES, kept_counters
 
+    # the names come from the same C list as the indices (_core/counters.pxd), in both builds
+    assert len(set(COUNTER_NAMES)) == len(COUNTER_NAMES) > 20
+    assert COUNTER_NAMES[0] == "passes" and "moved_holders" in COUNTER_NAMES
     kept_counters()
     w = identical_runs_workload(1)
     simulate(*w, Policy(backfill="conservative"))
