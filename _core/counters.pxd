@@ -4,8 +4,10 @@
 # is removed by the compiler.  ``loop.kept_counters()`` reads them per tenth of the jobs
 # (the segment of the last job arrived at the pass, set by the event loop).
 
-# The counters are listed once, in the C block below (MALLEO_COUNTERS): it makes both the
-# indices (CNT_*) and the names ``loop.COUNTER_NAMES`` reads, so the two cannot disagree.
+# The counters are numbered and named once, in the C list MALLEO_COUNTERS below: it makes
+# both the indices (CNT_*) and the names ``loop.COUNTER_NAMES`` reads, so the two cannot
+# disagree.  The ``enum:`` block only declares the C names to Cython (a name missing from
+# the C list fails to compile); a new counter goes in both.
 cdef extern from *:
     """
     #ifndef MALLEO_COUNT

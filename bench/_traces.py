@@ -10,3 +10,10 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 
 TRACES = pathlib.Path(os.environ.get("MALLEO_TRACES") or REPO.parent / "shared" / "traces")
 """The traces folder (``MALLEO_TRACES``, else ``../shared/traces`` beside the repository)."""
+
+
+def trace_path(name: str) -> pathlib.Path:
+    """``name`` as given when that file exists, else the file of that name in :data:`TRACES`
+    (so a bare trace name such as ``RICC-2010-2.swf.gz`` works from any directory)."""
+    path = pathlib.Path(name)
+    return path if path.exists() else TRACES / name

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
+from _traces import TRACES, trace_path  # noqa: E402  (bench/ is the script's folder)
 
 
 def _rss_mib() -> float:
@@ -68,8 +68,7 @@ def main() -> int:
     if args.child:
         print(json.dumps(measure(args.traces[0], args.repeat)))
         return 0
-    # A bare trace name is looked up in ../shared/traces.
-    paths = [p if pathlib.Path(p).exists() else str(TRACES / p) for p in args.traces] \
+    paths = [str(trace_path(p)) for p in args.traces] \
         or sorted(str(p) for p in TRACES.glob("*.swf*"))
     if not paths:
         print(f"no traces in {TRACES}: nothing to measure")

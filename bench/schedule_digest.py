@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from _traces import TRACES  # noqa: E402  (bench/ is the script's folder)
+from _traces import TRACES, trace_path  # noqa: E402  (bench/ is the script's folder)
 
 
 def read_arrays(path: str, n_jobs: int | None):
@@ -108,8 +108,8 @@ def main() -> int:
     for spec in args.jobs:
         name, _, n = spec.partition("=")
         prefixes[name] = int(n)
-    traces = ([pathlib.Path(t) if pathlib.Path(t).exists() else TRACES / t for t in args.traces]
-              if args.traces else sorted(TRACES.glob("*.swf.gz")))
+    traces = ([trace_path(t) for t in args.traces] if args.traces
+              else sorted(TRACES.glob("*.swf.gz")))
     expected = {}
     if args.check:
         for line in args.check.read_text().splitlines():

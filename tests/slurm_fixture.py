@@ -102,6 +102,14 @@ def cluster_tempdir(prefix: str = "malleo-slurm-") -> str:
     return directory
 
 
+def cluster_down(directory: str, prefix: list[str] | tuple = ()) -> None:
+    """Stop the test cluster in ``directory`` (``local-slurm.sh down``, with ``prefix``: its
+    ``--prefix PATH`` arguments, if any) and remove the directory with its owner record."""
+    subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
+                   capture_output=True, text=True, timeout=180)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def sweep_stale_clusters(tmp: str | None = None) -> list[str]:
     """Stop and remove the clusters this user's dead pytest sessions left in ``tmp`` (default
     the temporary directory); returns their directories.  Only directories named for
@@ -124,9 +132,7 @@ def sweep_stale_clusters(tmp: str | None = None) -> list[str]:
         if _start_ticks(pid) == start:
             continue                                          # its session still runs
         extra = [] if prefix == "-" else ["--prefix", prefix]
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", str(entry), *extra],
-                       capture_output=True, text=True, timeout=180)
-        shutil.rmtree(entry, ignore_errors=True)
+        cluster_down(str(entry), extra)
         swept.append(str(entry))
     return swept
 
@@ -161,9 +167,7 @@ def slurm_cluster():
                            *prefix], capture_output=True, text=True, timeout=180)
     exports = [line for line in proc.stdout.splitlines() if line.startswith("export SLURM_CONF=")]
     if proc.returncode != 0 or not exports:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
-                       capture_output=True)
-        shutil.rmtree(directory, ignore_errors=True)
+        cluster_down(directory, prefix)
         pytest.fail(f"local-slurm.sh up failed (exit {proc.returncode}):\n{proc.stderr}",
                     pytrace=False)
     cluster = SlurmCluster(conf=exports[-1].split("=", 1)[1], started_here=True,
@@ -171,9 +175,7 @@ def slurm_cluster():
     try:
         yield cluster
     finally:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory, *prefix],
-                       capture_output=True, text=True, timeout=180)
-        shutil.rmtree(directory, ignore_errors=True)          # the owner record
+        cluster_down(directory, prefix)
 
 
 @pytest.fixture

@@ -5,14 +5,13 @@ priority/multifactor with no malleo agent.
 """
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from cli_runner import MalleoRunner
-from slurm_fixture import cluster_tempdir
+from slurm_fixture import cluster_down, cluster_tempdir
 
 from malleo.emulator import slurm_config as sc
 from malleo.emulator import twin
@@ -346,9 +345,7 @@ def multifactor_cluster():
             time.sleep(0.3)
         yield str(conf)
     finally:
-        subprocess.run(["bash", str(SCRIPT), "down", "--dir", directory],
-                       capture_output=True, text=True, timeout=180)
-        shutil.rmtree(directory, ignore_errors=True)          # the owner record
+        cluster_down(directory)
 
 
 @pytest.mark.slurm
