@@ -934,15 +934,35 @@ cdef inline procs_t profile_min_over(const profile_t* p, simtime_t a,
     return _extreme_over(p, a, b, True)
 
 
+cdef inline procs_t _dec_merged_bound(const profile_t* p, intp_t k, simtime_t a,
+                                     simtime_t b) noexcept nogil:
+    """The bound of record k once [a, b) (where processors just came back) is merged into
+    it: its own bound and the most free on [a, b) now, instead of a walk over the whole
+    union (-1, taken on first use, when its own is not taken yet).  Every instant that
+    had a witness keeps it (k's is in the union and its bound no lower; another record is
+    unchanged) and [a, b) is walked (dec_add's invariant)."""
+    cdef procs_t m = p.dec_m[k]
+    cdef procs_t v
+    if m < 0:
+        return -1
+    v = profile_max_over(p, a, b)
+    return v if v > m else m
+
+
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     """Record that processors came back over [a, b), after they did (a superset is always
-    sound: when full, the new interval is merged with the one nearest to it).  Its bound
-    dec_m is taken on first use (dec_bound: the most free on it then).
+    sound: when full, the new interval is merged with the one nearest to it).  A new
+    record's bound dec_m is taken on first use (dec_bound: the most free on it then); a
+    merged one's at once from its own bound and a walk of [a, b) (`_dec_merged_bound`),
+    or on first use when its own is not taken yet.
 
-    Invariant (dec_may_fit's bound): every instant t of a recorded interval has at most
-    dec_m[k] free, for k the latest record holding t, once dec_m[k] is taken (>= 0): free
-    counts only grow where an interval is recorded after they did, and taking processors
-    never breaks it."""
+    Invariant (dec_bound's and dec_may_fit's bound): every instant t where processors
+    came back (since the records were dropped) has a witness, a record holding t whose
+    bound is not taken yet (-1) or is at least the free count at t.  Free counts only grow
+    where an interval is recorded after they did (its walk or first use makes it the
+    witness), taking processors never breaks it, and records only grow until dropped.  An
+    instant of a record where nothing came back (e.g. between two merged intervals) needs
+    no bound: no job can move there."""
     cdef intp_t k, best
     cdef simtime_t gap, g
     if b <= a:
@@ -960,15 +980,15 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
         if gap < 0 or g < gap:
             gap = g
             best = k
+    p.dec_m[best] = _dec_merged_bound(p, best, a, b)
     if a < p.dec_a[best]:
         p.dec_a[best] = a
     if b > p.dec_b[best]:
         p.dec_b[best] = b
-    p.dec_m[best] = -1
 
 
 cdef inline procs_t dec_bound(profile_t* p, simtime_t lo, simtime_t hi) noexcept nogil:
-    """The most free processors any instant of [lo, hi) inside a recorded interval can
+    """The most free processors any instant of [lo, hi) where processors came back can
     have (dec_m of the intervals meeting it, taken now where not yet; -1 if none): a job
     larger than that cannot use what came back before hi."""
     cdef intp_t k
@@ -984,11 +1004,12 @@ cdef inline procs_t dec_bound(profile_t* p, simtime_t lo, simtime_t hi) noexcept
 
 cdef inline bint dec_may_fit(profile_t* p, simtime_t lo, simtime_t hi,
                              procs_t procs) noexcept nogil:
-    """Whether some instant of [lo, hi) inside a recorded interval has at least ``procs``
-    free (False: the processors that came back cannot serve a job of that size there).
-    An interval whose bound dec_m is below ``procs`` is passed over without a look at
-    the profile: an instant of it with ``procs`` free lies in a later record (dec_add).
-    An interval looked at whole and found short lowers its bound to ``procs`` - 1 (free
+    """Whether some instant of [lo, hi) inside a recorded interval may have at least
+    ``procs`` free (False: no instant of it where processors came back has, so they
+    cannot serve a job of that size there).  An interval whose bound dec_m is below
+    ``procs`` is passed over without a look at the profile: an instant where processors
+    came back with ``procs`` free has a witness (dec_add), which is not passed over.  An
+    interval looked at whole and found short lowers its bound to ``procs`` - 1 (free
     counts there only grow under a later record)."""
     cdef intp_t k
     cdef simtime_t a, b

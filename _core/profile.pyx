@@ -8,7 +8,7 @@ from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release
                       profile_add_release, profile_reserve, profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
                       profile_hint, profile_note, profile_merge_at, profile_min_over,
-                      profile_max_over, PROFILE_BLOCK,
+                      profile_max_over, dec_add, dec_bound, dec_may_fit, PROFILE_BLOCK,
                       PROFILE_GROUP)
 
 
@@ -115,6 +115,32 @@ cdef class Profile:
         if start < profile_origin(&self.p) or end <= start:
             raise ValueError(f"max_over: need origin <= start < end, got [{start}, {end})")
         return profile_max_over(&self.p, start, end)
+
+    def came_back(self, simtime_t start, simtime_t end):
+        """Record that processors came back over [start, end) after ``give_back`` (the
+        kept pass's recorded intervals, dec_add: at most DEC_SLOTS, merged when more)."""
+        if start < profile_origin(&self.p):
+            raise ValueError(f"came_back: start {start} before the origin {profile_origin(&self.p)}")
+        dec_add(&self.p, start, end)
+
+    def came_back_bound(self, simtime_t start, simtime_t end):
+        """An upper bound of the free processors at every instant of [start, end) where
+        processors came back since the intervals were dropped (dec_bound; -1 if no
+        recorded interval meets it)."""
+        if start < profile_origin(&self.p) or end <= start:
+            raise ValueError(f"came_back_bound: need origin <= start < end, got [{start}, {end})")
+        return dec_bound(&self.p, start, end)
+
+    def came_back_fits(self, simtime_t start, simtime_t end, procs_t procs):
+        """False only if no instant of [start, end) where processors came back since the
+        intervals were dropped has ``procs`` free (dec_may_fit)."""
+        if start < profile_origin(&self.p) or end <= start:
+            raise ValueError(f"came_back_fits: need origin <= start < end, got [{start}, {end})")
+        return dec_may_fit(&self.p, start, end, procs)
+
+    def forget_came_back(self):
+        """Drop the recorded intervals (as a pass does once its answers hold)."""
+        self.p.n_dec = 0
 
     def breakpoints(self):
         """(times int64[k], free int32[k]): segment i is [times[i], times[i + 1])."""

@@ -248,3 +248,65 @@ def test_groups_of_blocks_match_brute_force(seed):
         window = free[start:start + length]
         assert prof.min_over(start, start + length) == window.min()
         assert prof.max_over(start, start + length) == window.max()
+
+
+@settings(max_examples=200, deadline=None)
+@given(dense_profiles(),
+       st.lists(st.tuples(st.sampled_from(["take", "back", "back", "back", "fits", "all",
+                                           "forget"]),
+                          st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6),
+                          st.integers(0, 2200), st.integers(1, 900)),
+                min_size=1, max_size=60))
+def test_came_back_bounds_hold(case, steps):
+    """The kept pass's record of where processors came back (dec_add: DEC_SLOTS intervals,
+    merged when more, a merged one's bound from its own and a walk of the new interval;
+    dec_bound; dec_may_fit, which lowers bounds) against a per-second array: after any mix
+    of takes and give-backs, every instant where processors came back has at most the
+    bound of a window around it free, and `came_back_fits` is False only when no such
+    instant of its window has the size free."""
+    total, origin, releases, ops = case
+    prof, free = _build_dense(total, origin, releases, ops)
+    came_back = np.zeros(len(free), dtype=bool)
+    taken = []
+    # first 150 attempts at small reservations, so that there is much to give back
+    warm_up = [("take", 7 * k, 13 * k, k, 0, 1) for k in range(150)]
+    for kind, x, y, z, at, length in warm_up + steps:
+        if kind == "take":
+            begin, span, need = origin + x % 2000, 1 + y % 300, 1 + z % total
+            if (free[begin:begin + span] >= need).all():
+                prof.reserve(begin, begin + span, need)
+                free[begin:begin + span] -= need
+                taken.append((begin, span, need))
+        elif kind == "back" and taken:
+            # a reservation moved: part of its slot (or all of it) comes back
+            begin, span, need = taken.pop(x % len(taken))
+            lo = begin + y % span
+            hi = lo + 1 + z % (begin + span - lo)
+            prof.reserve(lo, hi, -need)
+            free[lo:hi] += need
+            prof.came_back(lo, hi)
+            came_back[lo:hi] = True
+            if lo > begin:
+                taken.append((begin, lo - begin, need))
+            if hi < begin + span:
+                taken.append((hi, begin + span - hi, need))
+        elif kind == "fits":
+            lo, hi, procs = origin + at, origin + at + length, 1 + z % total
+            if not prof.came_back_fits(lo, hi, procs):
+                assert not (free[lo:hi][came_back[lo:hi]] >= procs).any()
+        elif kind == "forget":
+            prof.forget_came_back()
+            came_back[:] = False
+        elif kind == "all":
+            # every 25 s where processors came back (every bound taken: the next merges
+            # start from taken bounds)
+            for lo in range(origin, len(free) - 25, 25):
+                inside = came_back[lo:lo + 25]
+                if inside.any():
+                    assert prof.came_back_bound(lo, lo + 25) >= free[lo:lo + 25][inside].max()
+        # two windows at `at` (their bounds taken where not yet)
+        for lo, hi in ((origin + at, origin + at + length), (origin + at, origin + at + 20)):
+            inside = came_back[lo:hi]
+            if inside.any():
+                assert prof.came_back_bound(lo, hi) >= free[lo:hi][inside].max()
+    prof.check()
