@@ -934,27 +934,13 @@ cdef inline procs_t profile_min_over(const profile_t* p, simtime_t a,
     return _extreme_over(p, a, b, True)
 
 
-cdef inline procs_t _dec_merged_bound(const profile_t* p, intp_t k, simtime_t a,
-                                     simtime_t b) noexcept nogil:
-    """The bound of record k once [a, b) (where processors just came back) is merged into
-    it: its own bound and the most free on [a, b) now, instead of a walk over the whole
-    union (-1, taken on first use, when its own is not taken yet).  Every instant that
-    had a witness keeps it (k's is in the union and its bound no lower; another record is
-    unchanged) and [a, b) is walked (dec_add's invariant)."""
-    cdef procs_t m = p.dec_m[k]
-    cdef procs_t v
-    if m < 0:
-        return -1
-    v = profile_max_over(p, a, b)
-    return v if v > m else m
-
-
 cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     """Record that processors came back over [a, b), after they did (a superset is always
     sound: when full, the new interval is merged with the one nearest to it).  A new
     record's bound dec_m is taken on first use (dec_bound: the most free on it then); a
-    merged one's at once from its own bound and a walk of [a, b) (`_dec_merged_bound`),
-    or on first use when its own is not taken yet.
+    merged one keeps its own, raised to the most free on [a, b) now (a walk of [a, b)
+    instead of the whole union; still taken on first use when its own is not taken yet):
+    every instant keeps its witness and [a, b)'s is the merged record.
 
     Invariant (dec_bound's and dec_may_fit's bound): every instant t where processors
     came back (since the records were dropped) has a witness, a record holding t whose
@@ -965,6 +951,7 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     no bound: no job can move there."""
     cdef intp_t k, best
     cdef simtime_t gap, g
+    cdef procs_t v
     if b <= a:
         return
     if p.n_dec < DEC_SLOTS:
@@ -980,7 +967,10 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
         if gap < 0 or g < gap:
             gap = g
             best = k
-    p.dec_m[best] = _dec_merged_bound(p, best, a, b)
+    if p.dec_m[best] >= 0:
+        v = profile_max_over(p, a, b)
+        if v > p.dec_m[best]:
+            p.dec_m[best] = v
     if a < p.dec_a[best]:
         p.dec_a[best] = a
     if b > p.dec_b[best]:

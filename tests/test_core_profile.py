@@ -282,10 +282,11 @@ def test_came_back_bounds_hold(case, steps):
             begin, span, need = taken.pop(x % len(taken))
             lo = begin + y % span
             hi = lo + 1 + z % (begin + span - lo)
-            prof.reserve(lo, hi, -need)
+            prof.give_back(lo, hi, need)
             free[lo:hi] += need
             prof.came_back(lo, hi)
             came_back[lo:hi] = True
+            assert prof.came_back_bound(lo, hi) >= free[lo:hi].max()
             if lo > begin:
                 taken.append((begin, lo - begin, need))
             if hi < begin + span:
