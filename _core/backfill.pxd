@@ -24,7 +24,8 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       profile_earliest_before, profile_trim, shape_reset, shape_hint,
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
-                      profile_reserve_merge, profile_min_over)
+                      profile_reserve_merge, profile_min_over, profile_give_back_max,
+                      dec_add_max)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
@@ -497,9 +498,9 @@ cdef inline int kept_release(sched_t* s, intp_t j) except -1 nogil:
     come back over [now, its expected end)."""
     if s.is_prof_kept and s.exp_end[j] > s.now:
         count(CNT_EARLY_COMPLETIONS, 1)
-        profile_reserve_merge(&s.prof, s.now, s.exp_end[j], -s.procs[j])  # its release
-                                                    # may now be a stale breakpoint
-        dec_add(&s.prof, s.now, s.exp_end[j])
+        # its release may now be a stale breakpoint (merged); the record's bound at once
+        dec_add_max(&s.prof, s.now, s.exp_end[j],
+                    profile_give_back_max(&s.prof, s.now, s.exp_end[j], s.procs[j]))
     return 0
 
 
@@ -657,7 +658,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef hblock_t* blk
     cdef intp_t b, i, k, q, j, n_new, n_moved, found, extra
     cdef simtime_t when, hold, lb, r, hint
-    cdef procs_t n, top
+    cdef procs_t n, top, back
     cdef bint is_gone
     cdef procs_t last_n = 0         # the shape last visited and its answer in this pass
     cdef simtime_t last_hold = 0
@@ -767,15 +768,17 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         count(CNT_MOVED_IN_RUNS, extra)
                         count(CNT_RANGE_UPDATES, 2)
                         profile_reserve_merge(&s.prof, when, r, (1 + extra) * n)
-                        profile_reserve_merge(&s.prof, when + hold, r + hold,
-                                              -(1 + extra) * n)
+                        back = profile_give_back_max(&s.prof, when + hold, r + hold,
+                                                     (1 + extra) * n)
                     else:
                         count(CNT_MOVED_HOLDERS, 1)
                         count(CNT_RANGE_UPDATES, 2)
-                        profile_reserve_merge(&s.prof, r, r + hold, -n)
-                        profile_reserve(&s.prof, when, when + hold, n)
-                        profile_merge_at(&s.prof, r)     # when + hold may be r itself
-                    dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
+                        back = profile_give_back_max(&s.prof, r, r + hold, n)
+                        profile_reserve(&s.prof, when, when + hold, n)   # before r: [r,
+                        profile_merge_at(&s.prof, r)     # r + hold) keeps its counts
+                    # where processors came back, with the most now free there as its
+                    # bound (when + hold may be r itself)
+                    dec_add_max(&s.prof, when + hold if when + hold > r else r, r + hold, back)
             shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
             last_n = n
             last_hold = hold

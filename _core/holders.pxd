@@ -105,12 +105,11 @@ cdef inline hblock_t* _hold_new_block(holders_t* h, intp_t b) except NULL nogil:
 
 
 cdef inline void _hold_low(hblock_t* blk) noexcept nogil:
-    """Recompute the block's minimum size."""
+    """Recompute the block's minimum size (branch-free)."""
     cdef intp_t i
     cdef procs_t m = blk.procs[0]
     for i in range(1, blk.n):
-        if blk.procs[i] < m:
-            m = blk.procs[i]
+        m = blk.procs[i] if blk.procs[i] < m else m
     blk.low = m
 
 

@@ -293,10 +293,10 @@ cdef inline simtime_t profile_hint(const profile_t* p, procs_t procs,
     dropped by profile_reset."""
     cdef intp_t k
     cdef simtime_t best = -1
-    for k in range(p.n_hints):
-        if (p.hint_procs[k] <= procs and p.hint_dur[k] <= duration
-                and p.hint_when[k] > best):
-            best = p.hint_when[k]
+    cdef simtime_t v
+    for k in range(p.n_hints):     # branch-free: which entries qualify is unpredictable
+        v = p.hint_when[k] if p.hint_procs[k] <= procs and p.hint_dur[k] <= duration else -1
+        best = v if v > best else best
     return best
 
 
@@ -691,6 +691,111 @@ cdef inline int _profile_split(profile_t* p, simtime_t t, ppos_t* at) except -1 
     return 0
 
 
+cdef inline procs_t _lowest(procs_t a, procs_t b, procs_t c) noexcept nogil:
+    """The smallest of three counts (branch-free)."""
+    a = b if b < a else a
+    return c if c < a else a
+
+
+cdef inline procs_t _highest(procs_t a, procs_t b, procs_t c) noexcept nogil:
+    """The largest of three counts (branch-free)."""
+    a = b if b > a else a
+    return c if c > a else a
+
+
+cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
+                                   procs_t procs, bint merge, procs_t* top) noexcept nogil:
+    """profile_reserve (then, with ``merge``, profile_merge_at(end)) in one pass over one
+    block, when [start, end] lies in the block holding ``start`` and the block has room
+    for both splits: False (nothing changed) otherwise.  The same breakpoints and counts
+    as the two splits, the update and the merge one after the other, with at most two
+    moves of the entries after ``start`` instead of one per split and merge.  ``top``
+    (unless NULL) gets the most processors free on [start, end) after the update."""
+    cdef ppos_t k = profile_locate(p, start)
+    cdef pblock_t* blk = &p.blk[k.b]
+    cdef intp_t n = blk.n
+    cdef intp_t i0 = k.i
+    cdef intp_t e, lo_i, hi_i, mid, u0, u1, t, sh, i
+    cdef bint ia, iz, dz, is_exact
+    cdef procs_t free_e, lo, hi, umin, umax, new_lo, new_hi
+    if n + 2 > PROFILE_BLOCK or procs == 0:
+        return False
+    # e: the entry starting the segment that holds `end` (the last one with time <= end)
+    if blk.time[n - 1] <= end:
+        if k.b + 1 < p.nb and p.bfirst[k.b + 1] <= end:
+            return False                    # `end` lies in a later block
+        e = n - 1
+    else:
+        e = i0                              # time[e] <= end < time[hi_i]
+        hi_i = n - 1
+        while e + 1 < hi_i and blk.time[e + 1] <= end:
+            e += 1
+            if e - i0 == 4 and e + 1 < hi_i:  # far: a binary search for the rest
+                lo_i = e
+                while hi_i - lo_i > 1:
+                    mid = (lo_i + hi_i) >> 1
+                    if blk.time[mid] <= end:
+                        lo_i = mid
+                    else:
+                        hi_i = mid
+                e = lo_i
+                break
+    ia = blk.time[i0] != start              # a breakpoint inserted at start
+    iz = blk.time[e] != end                 # and at end
+    free_e = blk.free[e]                    # the count from end on (stored)
+    u0 = i0 + 1 if ia else i0               # entries [u0, u1) lie in [start, end)
+    u1 = e + 1 if iz else e
+    # merged: the breakpoint at end holds the count the segment before it now has
+    dz = merge and not iz and blk.free[e] == blk.free[e - 1] - procs
+    # the block's bounds from the counts that change: entries [u0, u1) and the new one
+    # at start (the one at end repeats a count, a merged one its neighbour's)
+    umin = blk.free[u0] if u1 > u0 else blk.free[i0]
+    umax = umin
+    for i in range(u0, u1):
+        umin = blk.free[i] if blk.free[i] < umin else umin
+        umax = blk.free[i] if blk.free[i] > umax else umax
+        blk.free[i] -= procs
+    lo = p.blo[k.b]
+    hi = p.bhi[k.b]
+    if top != NULL:             # umax is free[i0] when [u0, u1) is empty (then ia)
+        top[0] = umax - procs + p.badd[k.b]
+        if ia and blk.free[i0] > umax:
+            top[0] = blk.free[i0] - procs + p.badd[k.b]
+    if procs > 0:
+        # counts fall: the minimum follows them, the maximum stays unless it was there
+        new_lo = _lowest(lo, umin - procs, blk.free[i0] - procs if ia else lo)
+        new_hi = hi
+        is_exact = u1 == u0 or umax < hi
+    else:
+        new_hi = _highest(hi, umax - procs, blk.free[i0] - procs if ia else hi)
+        new_lo = lo
+        is_exact = u1 == u0 or umin > lo
+    t = u1 + dz                             # the entries from t on move by sh
+    sh = ia + iz - dz
+    if sh != 0 and t < n:
+        memmove(blk.time + t + sh, blk.time + t, (n - t) * sizeof(simtime_t))
+        memmove(blk.free + t + sh, blk.free + t, (n - t) * sizeof(procs_t))
+    if ia:
+        if u1 > u0:
+            memmove(blk.time + u0 + 1, blk.time + u0, (u1 - u0) * sizeof(simtime_t))
+            memmove(blk.free + u0 + 1, blk.free + u0, (u1 - u0) * sizeof(procs_t))
+        blk.time[u0] = start
+        blk.free[u0] = blk.free[i0] - procs
+    if iz:
+        blk.time[u1 + ia] = end
+        blk.free[u1 + ia] = free_e
+    blk.n = <int32_t> (n + sh)
+    p.n += sh
+    if is_exact:
+        p.blo[k.b] = new_lo
+        p.bhi[k.b] = new_hi
+    else:
+        _block_bounds(p, k.b)
+    if p.blo[k.b] != lo or p.bhi[k.b] != hi:    # else its group's stay exact
+        _group_bounds(p, k.b // PROFILE_GROUP)
+    return True
+
+
 cdef inline int _profile_reserve_z(profile_t* p, simtime_t start, simtime_t end,
                                    procs_t procs, ppos_t* zout) except -1 nogil:
     """profile_reserve; the breakpoint at ``end`` goes to ``zout`` (end > start)."""
@@ -698,6 +803,7 @@ cdef inline int _profile_reserve_z(profile_t* p, simtime_t start, simtime_t end,
     cdef intp_t b, i
     cdef pblock_t* blk
     cdef intp_t nb
+    cdef procs_t lo, hi
     if end <= start:
         return 0
     _profile_split(p, start, &a)
@@ -710,8 +816,11 @@ cdef inline int _profile_reserve_z(profile_t* p, simtime_t start, simtime_t end,
         blk = &p.blk[a.b]
         for i in range(a.i, z.i):
             blk.free[i] -= procs
+        lo = p.blo[a.b]
+        hi = p.bhi[a.b]
         _block_bounds(p, a.b)
-        _group_bounds(p, a.b // PROFILE_GROUP)
+        if p.blo[a.b] != lo or p.bhi[a.b] != hi:   # else its group's stay exact
+            _group_bounds(p, a.b // PROFILE_GROUP)
         return 0
     blk = &p.blk[a.b]
     for i in range(a.i, blk.n):
@@ -735,6 +844,8 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     Splits at ``start`` and ``end``, then subtracts entry by entry in the first and last
     blocks touched and lazily (``add``) on the whole blocks between."""
     cdef ppos_t z
+    if end <= start or _reserve_in_block(p, start, end, procs, False, NULL):
+        return 0
     return _profile_reserve_z(p, start, end, procs, &z)
 
 
@@ -745,7 +856,7 @@ cdef inline int profile_reserve_merge(profile_t* p, simtime_t start, simtime_t e
     block and the segment before it now holds the same count."""
     cdef ppos_t z
     cdef pblock_t* blk
-    if end <= start:
+    if end <= start or _reserve_in_block(p, start, end, procs, True, NULL):
         return 0
     _profile_reserve_z(p, start, end, procs, &z)
     blk = &p.blk[z.b]
@@ -928,19 +1039,33 @@ cdef inline procs_t profile_max_over(const profile_t* p, simtime_t a,
     return _extreme_over(p, a, b, False)
 
 
+cdef inline procs_t profile_give_back_max(profile_t* p, simtime_t start, simtime_t end,
+                                          procs_t procs) except? -1 nogil:
+    """profile_reserve_merge(p, start, end, -procs) (start < end), returning the most
+    processors free on [start, end) after it: the one-block update knows it from the counts
+    it changes, else a walk (profile_max_over)."""
+    cdef procs_t top
+    if _reserve_in_block(p, start, end, -procs, True, &top):
+        return top
+    profile_reserve_merge(p, start, end, -procs)
+    return profile_max_over(p, start, end)
+
+
 cdef inline procs_t profile_min_over(const profile_t* p, simtime_t a,
                                     simtime_t b) noexcept nogil:
     """The fewest processors free on a segment meeting [a, b) (origin <= a < b)."""
     return _extreme_over(p, a, b, True)
 
 
-cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
+cdef inline void dec_add_max(profile_t* p, simtime_t a, simtime_t b, procs_t top) noexcept nogil:
     """Record that processors came back over [a, b), after they did (a superset is always
     sound: when full, the new interval is merged with the one nearest to it).  A new
     record's bound dec_m is taken on first use (dec_bound: the most free on it then); a
     merged one keeps its own, raised to the most free on [a, b) now (a walk of [a, b)
     instead of the whole union; still taken on first use when its own is not taken yet):
-    every instant keeps its witness and [a, b)'s is the merged record.
+    every instant keeps its witness and [a, b)'s is the merged record.  ``top``, when >= 0,
+    is the most free on [a, b) now (the give-back just made knows it): it is the new
+    record's bound at once, or the merged one's walk.
 
     Invariant (dec_bound's and dec_may_fit's bound): every instant t where processors
     came back (since the records were dropped) has a witness, a record holding t whose
@@ -957,7 +1082,7 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
     if p.n_dec < DEC_SLOTS:
         p.dec_a[p.n_dec] = a
         p.dec_b[p.n_dec] = b
-        p.dec_m[p.n_dec] = -1
+        p.dec_m[p.n_dec] = top
         p.n_dec += 1
         return
     best = 0
@@ -968,13 +1093,18 @@ cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
             gap = g
             best = k
     if p.dec_m[best] >= 0:
-        v = profile_max_over(p, a, b)
+        v = top if top >= 0 else profile_max_over(p, a, b)
         if v > p.dec_m[best]:
             p.dec_m[best] = v
     if a < p.dec_a[best]:
         p.dec_a[best] = a
     if b > p.dec_b[best]:
         p.dec_b[best] = b
+
+
+cdef inline void dec_add(profile_t* p, simtime_t a, simtime_t b) noexcept nogil:
+    """dec_add_max without the most free on [a, b) known."""
+    dec_add_max(p, a, b, -1)
 
 
 cdef inline procs_t dec_bound(profile_t* p, simtime_t lo, simtime_t hi) noexcept nogil:

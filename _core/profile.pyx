@@ -5,7 +5,9 @@ import numpy as np
 
 from _types cimport simtime_t, procs_t, intp_t
 from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release, profile_reset,
-                      profile_add_release, profile_reserve, profile_fits, profile_earliest,
+                      profile_add_release, profile_reserve, profile_reserve_merge,
+                      profile_give_back_max,
+                      profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
                       profile_hint, profile_note, profile_merge_at, profile_min_over,
                       profile_max_over, dec_add, dec_bound, dec_may_fit, PROFILE_BLOCK,
@@ -58,6 +60,26 @@ cdef class Profile:
         if start < profile_origin(&self.p):
             raise ValueError(f"reserve: start {start} before the origin {profile_origin(&self.p)}")
         profile_reserve(&self.p, start, end, procs)
+
+    def reserve_merge(self, simtime_t start, simtime_t end, procs_t procs):
+        """``reserve`` (``procs`` < 0 gives back), then drop the breakpoint at ``end`` when
+        it is not first in its block and the segment before it now holds the same count:
+        the kept pass's range update (profile_reserve_merge)."""
+        if start < profile_origin(&self.p):
+            raise ValueError(f"reserve_merge: start {start} before the origin {profile_origin(&self.p)}")
+        profile_reserve_merge(&self.p, start, end, procs)
+
+    def give_back_max(self, simtime_t start, simtime_t end, procs_t procs):
+        """``reserve_merge(start, end, -procs)`` (start < end), returning the most
+        processors free on [start, end) after it (profile_give_back_max)."""
+        if not profile_origin(&self.p) <= start < end:
+            raise ValueError(f"give_back_max: [{start}, {end}) not after the origin {profile_origin(&self.p)}")
+        return profile_give_back_max(&self.p, start, end, procs)
+
+    def merge_at(self, simtime_t t):
+        """Drop the breakpoint at ``t`` when it is not first in its block and holds the
+        count of the segment before it (profile_merge_at)."""
+        profile_merge_at(&self.p, t)
 
     def give_back(self, simtime_t start, simtime_t end, procs_t procs):
         """Return ``procs`` processors taken over [start, end) by ``reserve`` and drop the

@@ -202,6 +202,71 @@ def test_hints_never_change_an_answer(case, jobs):
     prof.check()
 
 
+@settings(max_examples=60, deadline=None)
+@given(dense_profiles(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 400),
+                                            st.integers(1, 300)), min_size=1, max_size=80))
+def test_kept_moves_match_brute_force(case, moves):
+    """The kept pass's moves (backfill.pxd kept_by_holders): a reservation moved earlier
+    takes its processors over [w, r) and gives them back over [w + h, r + h) when the two
+    slots overlap, else gives its whole slot back; each range update merges the stale
+    breakpoint at its end (profile_reserve_merge, one pass over a block when it can) and a
+    give-back tells the most processors now free where it gave (profile_give_back_max).
+    After every update: the per-second array's counts, the block and group invariants,
+    and the same breakpoints as a profile making the update, then merging at its end, in
+    two steps."""
+    total, origin, releases, ops = case
+    prof, free = _build_dense(total, origin, releases, [])
+    twin, _ = _build_dense(total, origin, releases, [])
+    held = []
+    for begin, length, need in ops:         # reservations where they fit
+        begin += origin
+        if length > 0 and (free[begin:begin + length] >= need).all():
+            for p in (prof, twin):
+                p.reserve(begin, begin + length, need)
+            free[begin:begin + length] -= need
+            held.append((begin, begin + length, need))
+
+    def update(start, end, procs):
+        if procs < 0:           # a give-back tells the most now free where it gave
+            top = prof.give_back_max(start, end, -procs)
+            assert top == (free[start:end] - procs).max()
+        else:
+            prof.reserve_merge(start, end, procs)
+        twin.reserve(start, end, procs)
+        twin.merge_at(end)
+        free[start:end] -= procs
+        prof.check()
+        times, counts = prof.breakpoints()
+        twin_times, twin_counts = twin.breakpoints()
+        assert times.tolist() == twin_times.tolist()
+        assert counts.tolist() == twin_counts.tolist()
+        assert (counts == free[times]).all()
+
+    for pick, step, length in moves:
+        if not held:
+            break
+        begin, end, need = held[pick % len(held)]
+        if begin <= origin:
+            continue
+        hold = end - begin
+        when = begin - 1 - step % (begin - origin)
+        # earlier only where its processors are free before its slot
+        if not (free[when:min(when + hold, begin)] >= need).all():
+            continue
+        held.remove((begin, end, need))
+        if when + hold > begin:
+            update(when, begin, need)
+            update(when + hold, end, -need)
+        else:
+            update(begin, end, -need)
+            update(when, when + hold, need)
+        held.append((when, when + hold, need))
+        if length % 7 == 0:                 # and now and then an early completion
+            lo = origin + length % 300
+            update(lo, lo + 1 + length, -1)
+    assert len(prof) == len(twin)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_groups_of_blocks_match_brute_force(seed):
     """Thousands of breakpoints (hundreds of blocks, dozens of groups of PROFILE_GROUP
@@ -226,9 +291,11 @@ def test_groups_of_blocks_match_brute_force(seed):
     for k in range(0, len(taken), 3):     # a third given back: stale breakpoints dropped
         begin, length, need = taken[k]
         before = len(prof)
-        prof.give_back(begin, begin + length, need)
+        top = prof.give_back_max(begin, begin + length, need)   # = give_back
+        prof.merge_at(begin)
         free[begin:begin + length] += need
         assert len(prof) <= before
+        assert top == free[begin:begin + length].max()
         if k % 300 == 0:
             prof.check()
     prof.check()
