@@ -465,6 +465,19 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
     return 0
 
 
+cdef inline intp_t _block_search(const pblock_t* blk, intp_t lo, intp_t hi,
+                                 simtime_t t) noexcept nogil:
+    """The last entry of the block at or before ``t``, given time[lo] <= t < time[hi]."""
+    cdef intp_t mid
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if blk.time[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogil:
     """The breakpoint starting the segment that holds ``t`` (``t`` >= the origin): a
     binary search over the blocks' first times, then within the block."""
@@ -495,13 +508,7 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
     if t >= blk.time[hi]:
         r.i = hi
         return r
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if blk.time[mid] <= t:
-            lo = mid
-        else:
-            hi = mid
-    r.i = lo
+    r.i = _block_search(blk, 0, hi, t)
     return r
 
 
@@ -715,7 +722,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     cdef pblock_t* blk = &p.blk[k.b]
     cdef intp_t n = blk.n
     cdef intp_t i0 = k.i
-    cdef intp_t e, lo_i, hi_i, mid, u0, u1, t, sh, i
+    cdef intp_t e, hi_i, u0, u1, t, sh, i
     cdef bint ia, iz, dz, is_exact
     cdef procs_t free_e, lo, hi, umin, umax, new_lo, new_hi
     if n + 2 > PROFILE_BLOCK or procs == 0:
@@ -731,14 +738,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
         while e + 1 < hi_i and blk.time[e + 1] <= end:
             e += 1
             if e - i0 == 4 and e + 1 < hi_i:  # far: a binary search for the rest
-                lo_i = e
-                while hi_i - lo_i > 1:
-                    mid = (lo_i + hi_i) >> 1
-                    if blk.time[mid] <= end:
-                        lo_i = mid
-                    else:
-                        hi_i = mid
-                e = lo_i
+                e = _block_search(blk, e, hi_i, end)
                 break
     ia = blk.time[i0] != start              # a breakpoint inserted at start
     iz = blk.time[e] != end                 # and at end
