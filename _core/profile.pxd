@@ -199,19 +199,29 @@ cdef inline int _profile_room(profile_t* p) except -1 nogil:
     return 0
 
 
-cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
-    """Recompute blo[b] and bhi[b] (two branch-free reductions the compiler vectorizes)."""
-    cdef const pblock_t* blk = &p.blk[b]
+cdef inline procs_t _block_lo(const pblock_t* blk) noexcept nogil:
+    """The smallest stored count of a block (a branch-free reduction the compiler
+    vectorizes)."""
     cdef int32_t i
-    cdef int32_t n = blk.n
     cdef procs_t lo = blk.free[0]
-    cdef procs_t hi = blk.free[0]
-    for i in range(1, n):
+    for i in range(1, blk.n):
         lo = blk.free[i] if blk.free[i] < lo else lo
-    for i in range(1, n):
+    return lo
+
+
+cdef inline procs_t _block_hi(const pblock_t* blk) noexcept nogil:
+    """The largest stored count of a block (branch-free, vectorized)."""
+    cdef int32_t i
+    cdef procs_t hi = blk.free[0]
+    for i in range(1, blk.n):
         hi = blk.free[i] if blk.free[i] > hi else hi
-    p.blo[b] = lo
-    p.bhi[b] = hi
+    return hi
+
+
+cdef inline void _block_bounds(profile_t* p, intp_t b) noexcept nogil:
+    """Recompute blo[b] and bhi[b]."""
+    p.blo[b] = _block_lo(&p.blk[b])
+    p.bhi[b] = _block_hi(&p.blk[b])
 
 
 cdef inline void _group_bounds(profile_t* p, intp_t g) noexcept nogil:
@@ -295,7 +305,7 @@ cdef inline simtime_t profile_hint(const profile_t* p, procs_t procs,
     cdef simtime_t best = -1
     cdef simtime_t v
     for k in range(p.n_hints):     # branch-free: which entries qualify is unpredictable
-        v = p.hint_when[k] if p.hint_procs[k] <= procs and p.hint_dur[k] <= duration else -1
+        v = p.hint_when[k] if (p.hint_procs[k] <= procs) & (p.hint_dur[k] <= duration) else -1
         best = v if v > best else best
     return best
 
@@ -723,7 +733,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     cdef intp_t n = blk.n
     cdef intp_t i0 = k.i
     cdef intp_t e, hi_i, u0, u1, t, sh, i
-    cdef bint ia, iz, dz, is_exact
+    cdef bint ia, iz, dz, is_kept
     cdef procs_t free_e, lo, hi, umin, umax, new_lo, new_hi
     if n + 2 > PROFILE_BLOCK or procs == 0:
         return False
@@ -765,11 +775,11 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
         # counts fall: the minimum follows them, the maximum stays unless it was there
         new_lo = _lowest(lo, umin - procs, blk.free[i0] - procs if ia else lo)
         new_hi = hi
-        is_exact = u1 == u0 or umax < hi
+        is_kept = u1 == u0 or umax < hi
     else:
         new_hi = _highest(hi, umax - procs, blk.free[i0] - procs if ia else hi)
         new_lo = lo
-        is_exact = u1 == u0 or umin > lo
+        is_kept = u1 == u0 or umin > lo
     t = u1 + dz                             # the entries from t on move by sh
     sh = ia + iz - dz
     if sh != 0 and t < n:
@@ -786,11 +796,9 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
         blk.free[u1 + ia] = free_e
     blk.n = <int32_t> (n + sh)
     p.n += sh
-    if is_exact:
-        p.blo[k.b] = new_lo
-        p.bhi[k.b] = new_hi
-    else:
-        _block_bounds(p, k.b)
+    # the other side is recomputed only when its old extreme was among the changed counts
+    p.blo[k.b] = new_lo if is_kept or procs > 0 else _block_lo(blk)
+    p.bhi[k.b] = new_hi if is_kept or procs < 0 else _block_hi(blk)
     if p.blo[k.b] != lo or p.bhi[k.b] != hi:    # else its group's stay exact
         _group_bounds(p, k.b // PROFILE_GROUP)
     return True
