@@ -708,18 +708,6 @@ cdef inline int _profile_split(profile_t* p, simtime_t t, ppos_t* at) except -1 
     return 0
 
 
-cdef inline procs_t _lowest(procs_t a, procs_t b, procs_t c) noexcept nogil:
-    """The smallest of three counts (branch-free)."""
-    a = b if b < a else a
-    return c if c < a else a
-
-
-cdef inline procs_t _highest(procs_t a, procs_t b, procs_t c) noexcept nogil:
-    """The largest of three counts (branch-free)."""
-    a = b if b > a else a
-    return c if c > a else a
-
-
 cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
                                    procs_t procs, bint merge, procs_t* top) noexcept nogil:
     """profile_reserve (then, with ``merge``, profile_merge_at(end)) in one pass over one
@@ -734,7 +722,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     cdef intp_t i0 = k.i
     cdef intp_t e, hi_i, u0, u1, t, sh, i
     cdef bint ia, iz, dz, is_kept
-    cdef procs_t free_e, lo, hi, umin, umax, new_lo, new_hi
+    cdef procs_t free_e, lo, hi, umin, umax, cmin, cmax, new_lo, new_hi
     if n + 2 > PROFILE_BLOCK or procs == 0:
         return False
     # e: the entry starting the segment that holds `end` (the last one with time <= end)
@@ -757,27 +745,32 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     u1 = e + 1 if iz else e
     # merged: the breakpoint at end holds the count the segment before it now has
     dz = merge and not iz and blk.free[e] == blk.free[e - 1] - procs
-    # the block's bounds from the counts that change: entries [u0, u1) and the new one
-    # at start (the one at end repeats a count, a merged one its neighbour's)
+    # the block's bounds from the counts that change: the old ones of entries [u0, u1)
+    # (umin, umax; free[i0] when there are none, then ia), and the counts on [start, end)
+    # after the update (cmin, cmax): those entries' and the new one's at start (the one
+    # at end repeats a count, a merged one its neighbour's)
     umin = blk.free[u0] if u1 > u0 else blk.free[i0]
     umax = umin
     for i in range(u0, u1):
         umin = blk.free[i] if blk.free[i] < umin else umin
         umax = blk.free[i] if blk.free[i] > umax else umax
         blk.free[i] -= procs
+    cmin = umin - procs
+    cmax = umax - procs
+    if ia:
+        cmin = blk.free[i0] - procs if blk.free[i0] - procs < cmin else cmin
+        cmax = blk.free[i0] - procs if blk.free[i0] - procs > cmax else cmax
+    if top != NULL:
+        top[0] = cmax + p.badd[k.b]
     lo = p.blo[k.b]
     hi = p.bhi[k.b]
-    if top != NULL:             # umax is free[i0] when [u0, u1) is empty (then ia)
-        top[0] = umax - procs + p.badd[k.b]
-        if ia and blk.free[i0] > umax:
-            top[0] = blk.free[i0] - procs + p.badd[k.b]
     if procs > 0:
         # counts fall: the minimum follows them, the maximum stays unless it was there
-        new_lo = _lowest(lo, umin - procs, blk.free[i0] - procs if ia else lo)
+        new_lo = cmin if cmin < lo else lo
         new_hi = hi
         is_kept = u1 == u0 or umax < hi
     else:
-        new_hi = _highest(hi, umax - procs, blk.free[i0] - procs if ia else hi)
+        new_hi = cmax if cmax > hi else hi
         new_lo = lo
         is_kept = u1 == u0 or umin > lo
     t = u1 + dz                             # the entries from t on move by sh
@@ -850,22 +843,20 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
     """Take ``procs`` processors over [start, end) (start >= the origin); empty if end <= start.
 
     Splits at ``start`` and ``end``, then subtracts entry by entry in the first and last
-    blocks touched and lazily (``add``) on the whole blocks between."""
+    blocks touched and lazily (``add``) on the whole blocks between; inside one block with
+    room, in one pass (_reserve_in_block)."""
     cdef ppos_t z
     if end <= start or _reserve_in_block(p, start, end, procs, False, NULL):
         return 0
     return _profile_reserve_z(p, start, end, procs, &z)
 
 
-cdef inline int profile_reserve_merge(profile_t* p, simtime_t start, simtime_t end,
-                                      procs_t procs) except -1 nogil:
-    """profile_reserve, then profile_merge_at(end) without locating ``end`` again: the
-    breakpoint the reservation split at its end is dropped when it is not first in its
-    block and the segment before it now holds the same count."""
+cdef inline int _reserve_merge_general(profile_t* p, simtime_t start, simtime_t end,
+                                       procs_t procs) except -1 nogil:
+    """profile_reserve_merge over any number of blocks (end > start): the two splits,
+    the update, then the merge at the breakpoint the split at ``end`` left."""
     cdef ppos_t z
     cdef pblock_t* blk
-    if end <= start or _reserve_in_block(p, start, end, procs, True, NULL):
-        return 0
     _profile_reserve_z(p, start, end, procs, &z)
     blk = &p.blk[z.b]
     if z.i == 0 or blk.free[z.i] != blk.free[z.i - 1]:
@@ -876,6 +867,16 @@ cdef inline int profile_reserve_merge(profile_t* p, simtime_t start, simtime_t e
     blk.n -= 1
     p.n -= 1
     return 0
+
+
+cdef inline int profile_reserve_merge(profile_t* p, simtime_t start, simtime_t end,
+                                      procs_t procs) except -1 nogil:
+    """profile_reserve, then profile_merge_at(end) without locating ``end`` again: the
+    breakpoint the reservation split at its end is dropped when it is not first in its
+    block and the segment before it now holds the same count."""
+    if end <= start or _reserve_in_block(p, start, end, procs, True, NULL):
+        return 0
+    return _reserve_merge_general(p, start, end, procs)
 
 
 cdef inline void profile_merge_at(profile_t* p, simtime_t t) noexcept nogil:
@@ -1055,7 +1056,7 @@ cdef inline procs_t profile_give_back_max(profile_t* p, simtime_t start, simtime
     cdef procs_t top
     if _reserve_in_block(p, start, end, -procs, True, &top):
         return top
-    profile_reserve_merge(p, start, end, -procs)
+    _reserve_merge_general(p, start, end, -procs)
     return profile_max_over(p, start, end)
 
 
