@@ -853,10 +853,12 @@ cdef inline int profile_reserve(profile_t* p, simtime_t start, simtime_t end,
 
 cdef inline int _reserve_merge_general(profile_t* p, simtime_t start, simtime_t end,
                                        procs_t procs) except -1 nogil:
-    """profile_reserve_merge over any number of blocks (end > start): the two splits,
-    the update, then the merge at the breakpoint the split at ``end`` left."""
+    """profile_reserve_merge over any number of blocks: the two splits, the update, then
+    the merge at the breakpoint the split at ``end`` left (nothing if end <= start)."""
     cdef ppos_t z
     cdef pblock_t* blk
+    if end <= start:
+        return 0
     _profile_reserve_z(p, start, end, procs, &z)
     blk = &p.blk[z.b]
     if z.i == 0 or blk.free[z.i] != blk.free[z.i - 1]:
