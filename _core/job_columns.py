@@ -11,6 +11,7 @@ machine sizes in 1..MAX_PROCS processors) before any conversion that could wrap
 import numpy as np
 
 from malleo.limits import MAX_PROCS, MAX_TIME
+from malleo.order_stats import distinct
 from malleo._core.priority import queue_partition_term
 
 KIND_NAMES = "0 (rigid), 1 (moldable) or 2 (malleable)"
@@ -76,7 +77,7 @@ def user_codes(user):
     user = np.asarray(user).reshape(-1)
     # np.unique's inverse by searchsorted: the same codes, fewer job-sized temporaries
     # (issue 16: the replay's peak memory)
-    users = np.unique(user)
+    users = distinct(user)
     code = np.searchsorted(users, user).astype(np.int32)
     return code, max(len(users), 1)
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from malleo.order_stats import distinct, percentiles
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -125,7 +127,7 @@ def user_groups(user: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``np.unique(user)`` then ``searchsorted``: the same as ``np.unique(...,
     return_inverse=True, return_counts=True)`` with fewer job-sized temporaries (issue 16)."""
     user = np.asarray(user).ravel()
-    ids = np.unique(user)
+    ids = distinct(user)
     group = np.searchsorted(ids, user).astype(np.intp, copy=False)
     return ids, group, np.bincount(group, minlength=ids.size).astype(np.int64)
 
@@ -213,7 +215,7 @@ def summary_and_user_columns(submit: np.ndarray, start: np.ndarray, end: np.ndar
         summary["users"] = 0
         summary["backfilled"] = 0
         return summary, users
-    p50, p95, p99 = np.percentile(wait, [50, 95, 99])
+    p50, p95, p99 = percentiles(wait, [50, 95, 99])
     summary.update({"wait_mean": float(np.mean(wait)), "wait_median": float(p50),
                     "wait_p95": float(p95), "wait_p99": float(p99),
                     "wait_max": int(np.max(wait))})

@@ -18,7 +18,6 @@ import numpy as np
 from malleo.emulator import metrics
 from malleo.errors import MalleoError
 from malleo.policy import Policy
-from malleo.policy_file import policy_to_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,6 +118,7 @@ class ReplayResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary, dropped counts and policy as JSON-ready plain data."""
+        from malleo.policy_file import policy_to_dict     # TOML reading: not at start-up
         return _plain({**self.summary, "policy": policy_to_dict(self.policy, self.flexible),
                        "policy_name": self.policy.describe(self.flexible)})
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from malleo.emulator.swf_fields import MISSING
 from malleo.emulator.swf_header import TraceMeta
+from malleo.order_stats import distinct
 
 QUANTILES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
 """Quantiles reported for job size and runtime."""
@@ -85,7 +86,7 @@ def summarize(jobs: pd.DataFrame, meta: TraceMeta) -> dict:
 
 def _distinct(column: pd.Series) -> int:
     values = column.to_numpy()
-    return int(np.unique(values[values != MISSING]).size)
+    return int(distinct(values[values != MISSING]).size)
 
 
 def _distribution(values: np.ndarray) -> dict:

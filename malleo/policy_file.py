@@ -37,7 +37,6 @@ from malleo.flexible import FlexibleJobs
 from malleo.knobs import table_knobs
 from malleo.policy import Malleability, Multifactor, Policy
 from malleo.input_files import read_text
-from malleo.toml_input import parse_toml
 
 __all__ = ["load_policy", "loads_policy", "load_config", "loads_config", "dump_policy",
            "policy_to_dict", "TOP_KEYS", "MULTIFACTOR_KEYS", "MALLEABILITY_KEYS",
@@ -116,6 +115,7 @@ def loads_config(text: str, source: str = "<policy>") -> tuple[Policy, FlexibleJ
 
 
 def _loads(text: str, source: str, allow_flexible: bool) -> tuple[Policy, FlexibleJobs]:
+    from malleo.toml_input import parse_toml    # tomllib: only to read a file (start-up)
     data = parse_toml(text, source)
     lines = _key_lines(text)
 

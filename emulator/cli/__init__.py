@@ -5,8 +5,11 @@ and attribute that define it), so ``malleo --help`` stays fast and the Slurm plu
 imported by the commands that need it.  Every command turns a
 :class:`malleo.errors.MalleoError` into ``malleo: error: ...`` on stderr and exit status 2.
 """
+import contextlib
 import importlib
 import importlib.util
+import os
+import sys
 
 import click
 
@@ -25,6 +28,24 @@ COMMANDS: dict[str, str] = {
 """Command name -> ``module:attribute``; names whose module is absent are not listed."""
 
 
+@contextlib.contextmanager
+def one_blas_thread():
+    """While a command's module loads (numpy with it): ``OPENBLAS_NUM_THREADS=1`` unless
+    set, then the environment as it was, so no child process (sbatch, an MPI launch)
+    inherits it.  numpy's OpenBLAS reads it once, when numpy is first imported, and
+    otherwise starts a thread per core there: 40-80 ms of wall and CPU time on a loaded
+    2-core machine, most of a small command's start-up, for linear algebra malleo never
+    does (issue 16: start-up)."""
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        yield
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_NUM_THREADS", None)
+
+
 class MalleoGroup(click.Group):
     """The top-level group: lazy command loading and clean exits on bad input."""
 
@@ -40,7 +61,8 @@ class MalleoGroup(click.Group):
         module, attr = target.split(":")
         if importlib.util.find_spec(module) is None:
             return None
-        return getattr(importlib.import_module(module), attr)
+        with one_blas_thread():
+            return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context):
         try:

@@ -100,9 +100,11 @@ def policy_from_options(config: str | None, **overrides: Any) -> tuple[Policy, F
     Raises:
         PolicyError: the file is unreadable or invalid (``FILE:LINE: key: ...``).
     """
-    from malleo.policy_file import load_config
-
-    policy, flexible = load_config(config) if config else (Policy(), FlexibleJobs())
+    if config:
+        from malleo.policy_file import load_config      # TOML reading: only with a file
+        policy, flexible = load_config(config)
+    else:
+        policy, flexible = Policy(), FlexibleJobs()
     if overrides.get("preset"):
         policy = preset(overrides["preset"], policy)
     changes = {k: v for k, v in overrides.items() if k in POLICY_KEYS and v is not None}
