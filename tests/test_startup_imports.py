@@ -72,14 +72,11 @@ def test_a_replay_imports_neither_numpy_ma_nor_tomllib(tmp_path, argv):
     assert loaded(tmp_path, *argv, watch=("numpy.ma", "tomllib")) == []
 
 
-def test_a_policy_file_is_still_read(tmp_path):
+def test_a_policy_file_is_still_read(tmp_path, malleo_cli):
     """The TOML reader, imported on use, still reads a policy file given to replay."""
-    from click.testing import CliRunner
-    from malleo.emulator.cli import cli
     policy = tmp_path / "policy.toml"
     policy.write_text('backfill = "conservative"\n')
-    result = CliRunner().invoke(cli, ["replay", "--jobs", "0:10", "--quiet", "--json",
-                                      "--config", str(policy)])
+    result = malleo_cli("replay", "--jobs", "0:10", "--quiet", "--json", "--config", policy)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["policy"]["backfill"] == "conservative"
 
@@ -89,7 +86,8 @@ import os, sys
 if sys.argv[1] == "cli":
     from click.testing import CliRunner
     from malleo.emulator.cli import cli
-    result = CliRunner().invoke(cli, ["replay", "--jobs", "0:10", "--quiet"])
+    result = CliRunner().invoke(cli, ["replay", "--jobs", "0:10", "--quiet"],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
 else:
     import numpy
