@@ -11,7 +11,7 @@ machine sizes in 1..MAX_PROCS processors) before any conversion that could wrap
 import numpy as np
 
 from malleo.limits import MAX_PROCS, MAX_TIME
-from malleo.order_stats import distinct
+from malleo.order_stats import distinct_inverse
 from malleo._core.priority import queue_partition_term
 
 KIND_NAMES = "0 (rigid), 1 (moldable) or 2 (malleable)"
@@ -75,10 +75,8 @@ def machine_size(total_procs, name="total_procs"):
 def user_codes(user):
     """Users renumbered 0..n_users-1 (int32) and n_users (>= 1)."""
     user = np.asarray(user).reshape(-1)
-    # np.unique's inverse by searchsorted: the same codes, fewer job-sized temporaries
-    # (issue 16: the replay's peak memory)
-    users = distinct(user)
-    code = np.searchsorted(users, user).astype(np.int32)
+    users, code = distinct_inverse(user)     # issue 16: the replay's peak memory
+    code = code.astype(np.int32)
     return code, max(len(users), 1)
 
 

@@ -2,7 +2,7 @@
 priority.pxd; the event loop and `plan` inline them)."""
 import numpy as np
 
-from malleo.order_stats import distinct
+from malleo.order_stats import distinct_inverse
 
 from _types cimport simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR
 from priority cimport order_key, mf_t, mf_priority
@@ -81,7 +81,7 @@ def queue_partition_term(queue, partition, multifactor):
 
 def _factor_per_job(values, factors):
     """``factors[v]`` (0.0 when missing) of each job's ``v``, float64: the distinct values
-    looked up once (the distinct values, then ``searchsorted``)."""
-    uniq = distinct(values)
+    looked up once."""
+    uniq, where = distinct_inverse(values)
     table = np.array([float(factors.get(int(x), 0.0)) for x in uniq], dtype=np.float64)
-    return table[np.searchsorted(uniq, values)]
+    return table[where]

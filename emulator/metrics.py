@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from malleo.order_stats import distinct, percentiles
+from malleo.order_stats import distinct_inverse, percentiles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,11 +124,10 @@ def user_groups(user: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ids, group, jobs)``: the distinct user ids ascending, each job's index among them
     (intp) and each user's job count (int64).
 
-    ``np.unique(user)`` then ``searchsorted``: the same as ``np.unique(...,
+    ``order_stats.distinct_inverse``: the same as ``np.unique(...,
     return_inverse=True, return_counts=True)`` with fewer job-sized temporaries (issue 16)."""
     user = np.asarray(user).ravel()
-    ids = distinct(user)
-    group = np.searchsorted(ids, user).astype(np.intp, copy=False)
+    ids, group = distinct_inverse(user)
     return ids, group, np.bincount(group, minlength=ids.size).astype(np.int64)
 
 

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from malleo.emulator.power import PowerModel
-from malleo.order_stats import distinct
+from malleo.order_stats import distinct_inverse
 
 __all__ = ["work_summary", "WORK_KEYS", "MALLEABLE_KEYS", "size_class", "BREAKDOWN_KEYS"]
 
@@ -71,9 +71,8 @@ def rigid_work(units: np.ndarray, runtime: np.ndarray, speedup: str, unit: int =
         rate += a
         np.divide(1.0, rate, out=rate)
     else:
-        values = distinct(p)
-        rate = np.array([speedup_value(model, v, a, b) for v in values])[
-            np.searchsorted(values, p)]
+        values, where = distinct_inverse(p)
+        rate = np.array([speedup_value(model, v, a, b) for v in values])[where]
     rate *= runtime                 # each integer runtime converted to the same double
     rate *= unit
     return rate
@@ -95,8 +94,7 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     value everywhere (a trace without application numbers) costs no pass but min/max."""
     if values.size and values.min() == values.max():
         return values[:1].copy(), np.zeros(values.size, dtype=np.intp)   # calloc'd pages
-    uniq = distinct(values)
-    return uniq, np.searchsorted(uniq, values).astype(np.intp, copy=False)
+    return distinct_inverse(values)
 
 
 def _groups(code: np.ndarray, labels: list[str], column: Callable[[str], np.ndarray],

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from malleo.order_stats import distinct, percentiles
+from malleo.order_stats import distinct, distinct_inverse, percentiles
 
 INTS = hnp.arrays(np.int64, st.integers(0, 60),
                   elements=st.integers(-2**40, 2**40) | st.integers(0, 5))
@@ -22,6 +22,16 @@ def test_distinct_is_np_unique(values):
     got, want = distinct(values), np.unique(values)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)        # NaN equal to NaN
+
+
+@given(INTS)
+@settings(max_examples=200, deadline=None)
+def test_distinct_inverse_is_np_unique_with_its_inverse(values):
+    uniq, where = distinct_inverse(values)
+    want_uniq, want_where = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(where, want_where)
+    assert where.dtype == np.intp
 
 
 @given(INTS.filter(len), QS)
