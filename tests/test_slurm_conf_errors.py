@@ -5,8 +5,8 @@ At start it is bad input: ``malleo slurm agent`` and ``malleo slurm status`` sto
 has completed a cycle it is an outage like any other (an operator may be editing the file):
 logged, retried, and the agent goes on when the file is whole again.  The first two need
 Slurm's client commands (they produce the parse error), no cluster; the last a live one."""
+import os
 import shutil
-import time
 
 import pytest
 from cli_runner import invoke
@@ -59,6 +59,14 @@ def test_status_refuses_a_broken_slurm_conf(tmp_path):
     assert f"Parse error in file {conf} line 2" in result.output
 
 
+def replace_text(path, text):
+    """Write ``text`` to ``path`` in one step (a sibling file renamed over it): Slurm's commands,
+    run by the agent at any moment, never read the file half written or empty."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
 @pytest.mark.slurm
 def test_a_slurm_conf_broken_under_a_running_agent_is_an_outage(slurm_cluster, tmp_path):
     """The cluster's own slurm.conf is broken for a while under a running agent (and put back
@@ -78,13 +86,13 @@ def test_a_slurm_conf_broken_under_a_running_agent_is_an_outage(slurm_cluster, t
     try:
         agent.wait_for(lambda: agent.events("cycle"), 60, "the agent's first cycle")
         try:
-            conf.write_text(original + "NodeName=zz CPUs=zz\n")
+            replace_text(conf, original + "NodeName=zz CPUs=zz\n")
             failed = agent.wait_for(lambda: agent.events("cycle_failed"), 60,
                                     "a cycle to fail on the broken file")
             assert failed[0]["kind"] == "slurm_unavailable"
             assert "Parse error in file" in failed[0]["error"]
         finally:
-            conf.write_text(original)
+            replace_text(conf, original)
         seen = len(agent.events("cycle"))
         agent.wait_for(lambda: len(agent.events("cycle")) > seen, 90,
                        "a cycle after the file was put back")
