@@ -931,7 +931,7 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
     cdef intp_t n = s.n_wait - head_pos
     cdef intp_t stop = n
     cdef procs_t idle_procs = -1    # the shape of the last candidate, when it neither started
-    cdef simtime_t idle_est = -1    # nor got a reservation (-1: it did one or the other)
+    cdef simtime_t idle_est = -1    # nor got a reservation (idle_procs -1: it did either)
     for i in range(i0, n):
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             stop = i
