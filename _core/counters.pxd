@@ -1,8 +1,9 @@
-# Counters of the conservative kept pass (issue 16; docs/core.md "The whole trace,
-# counted"), compiled in only when the core is built with MALLEO_COUNT=1 (setup.py): by
-# default COUNT_ON is the C constant 0 and every ``count`` call and ``if COUNT_ON:`` block
-# is removed by the compiler.  ``loop.kept_counters()`` reads them per tenth of the jobs
-# (the segment of the last job arrived at the pass, set by the event loop).
+# Counters of the conservative kept pass and of the slurm walk's reservations (issue 16;
+# docs/core.md "The whole trace, counted"), compiled in only when the core is built with
+# MALLEO_COUNT=1 (setup.py): by default COUNT_ON is the C constant 0 and every ``count``
+# call and ``if COUNT_ON:`` block is removed by the compiler.  ``loop.kept_counters()``
+# reads them per tenth of the jobs (the segment of the last job arrived at the pass, set by
+# the event loop).
 
 # The counters are numbered and named once, in the C list MALLEO_COUNTERS below: it makes
 # both the indices (CNT_*) and the names ``loop.COUNTER_NAMES`` reads, so the two cannot
@@ -37,6 +38,8 @@ cdef extern from *:
         X(OFFSET_SUM, "offset_sum") \
         X(MOVING_PASSES, "moving_passes") \
         X(PAIRS_CHAIN, "pairs_chain") \
+        X(SLURM_RESERVATIONS, "slurm_reservations") \
+        X(SLURM_IN_RUNS, "slurm_in_runs") \
 
     #define MALLEO_CNT_INDEX(id, name) CNT_##id,
     #define MALLEO_CNT_NAME(id, name) name,
@@ -76,6 +79,8 @@ cdef extern from *:
         CNT_OFFSET_SUM
         CNT_MOVING_PASSES
         CNT_PAIRS_CHAIN
+        CNT_SLURM_RESERVATIONS
+        CNT_SLURM_IN_RUNS
     const bint COUNT_ON "MALLEO_COUNT"
     const char* const malleo_cnt_names[CNT_KINDS]
     long long malleo_cnt[CNT_SEGMENTS][CNT_KINDS]

@@ -186,7 +186,10 @@ breakpoints at each update pair, ``offset_sum`` of each update pair's r - when (
 [and offset] in the pass, ``visits_same_entry`` / ``visits_same_shape`` holder visits of
 an index entry with the same (reservation, size, hold) / (size, hold) as the one before;
 ``pairs_chain`` update pairs whose new start is the old reservation of the pass's previous
-move, of the same (size, hold): the job takes the slot the one before it just left."""
+move, of the same (size, hold): the job takes the slot the one before it just left.
+``slurm_reservations`` counts the reservations the slurm walk makes, ``slurm_in_runs``
+those of them made together with the one of the job right before (same size and
+estimate, same start: docs/core.md "Runs of identical reservations in the slurm walk")."""
 
 
 def kept_counters():

@@ -65,6 +65,29 @@ def workloads(draw, max_jobs: int = 40, max_procs: int = 16,
     return Workload(submit, runtime, estimate, procs, user, total)
 
 
+@st.composite
+def bag_workloads(draw, max_bags: int = 12, max_procs: int = 32) -> Workload:
+    """Bags of 1..12 identical jobs (one submit time, size and request) on a machine of
+    4..max_procs processors, each job with its own runtime at or below the request (early
+    completions): long runs of candidates of one shape behind each other, as in the
+    RICC-2010-2 backlog, so that several of them get the same reservation while the
+    profile has room for some of them but not all (backfill.pxd: _slurm_followers)."""
+    total = draw(st.integers(4, max_procs))
+    submit, runtime, estimate, procs, user = [], [], [], [], []
+    t = 0
+    for _ in range(draw(st.integers(1, max_bags))):
+        t += draw(GAPS)
+        k = draw(st.integers(1, 12))
+        size = draw(st.one_of(st.integers(1, max(1, total // 4)), st.integers(1, total)))
+        request = draw(st.sampled_from([1, 7, 30, 60, 61, 300]))
+        submit += [t] * k
+        estimate += [request] * k
+        procs += [size] * k
+        runtime += draw(st.lists(st.integers(0, request), min_size=k, max_size=k))
+        user += [draw(st.integers(0, 3))] * k
+    return Workload(submit, runtime, estimate, procs, user, total)
+
+
 orders = st.sampled_from(ORACLE_ORDERS)
 backfills = st.sampled_from(ORACLE_BACKFILLS)
 estimate_modes = st.sampled_from(ORACLE_ESTIMATES)

@@ -8,12 +8,12 @@ flags, on generated workloads and on the head of every real trace.
 They fail (naming the build command) when the core is not built.
 """
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import EXAMPLES, TraceHead, assert_same_schedule, trace_paths
 from oracle import ORACLE_BACKFILLS, ORACLE_ESTIMATES, ORACLE_ORDERS
-from strategies import estimate_modes, orders, workloads
+from strategies import Workload, bag_workloads, estimate_modes, orders, workloads
 
 from malleo.policy import Multifactor
 
@@ -57,6 +57,41 @@ def test_core_matches_oracle_slurm_backfill(order, est_mode, workload, knobs):
     """Slurm's bounded backfill in the core matches the reference definition for any
     reservation budget, window and time resolution."""
     assert_same_schedule(workload, order, "slurm", est_mode, **knobs)
+
+
+def _bag(k, total, runtime, estimate):
+    """k identical 1-processor jobs submitted at 0 on a machine of ``total``."""
+    return Workload([0] * k, [runtime] * k, [estimate] * k, [1] * k, [0] * k, total)
+
+
+_UP = {"bf_window": 86400, "bf_resolution": 1, "bf_rounding": "up"}
+
+
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
+@given(workload=bag_workloads(), order=orders, knobs=slurm_knobs,
+       bf_order=st.sampled_from(["queue", "sjf"]))
+# 4 start at 0; 4 fit at 10, the 9th at 20 (the room at 10 binds inside the run)
+@example(workload=_bag(9, 4, 10, 10), order="fcfs", knobs={"bf_max_job_test": 500, **_UP},
+         bf_order="queue")
+# the budget (2) binds inside the run of 5 that the room at 10 would take 4 of
+@example(workload=_bag(9, 4, 10, 10), order="fcfs", knobs={"bf_max_job_test": 2, **_UP},
+         bf_order="queue")
+# zero runtimes: the jobs end at once and the next pass at the same time reserves again
+@example(workload=_bag(9, 4, 0, 1), order="fcfs",
+         knobs={"bf_max_job_test": 500, "bf_window": 5, "bf_resolution": 1, "bf_rounding": "up"},
+         bf_order="queue")
+# down rounding: each job of a run holds early what the start does not release for it
+@example(workload=Workload([0] * 20, [0] * 20, [1] * 20,
+                           [3] * 4 + [1] + [5] * 9 + [1] * 6, [0] * 20, 30),
+         order="fcfs", knobs={"bf_max_job_test": 500, "bf_window": 5, "bf_resolution": 7,
+                              "bf_rounding": "down"}, bf_order="queue")
+def test_core_matches_oracle_slurm_on_bags_of_identical_jobs(workload, order, knobs, bf_order):
+    """Runs of identical candidates reserved at one start in one profile update
+    (docs/core.md "Runs of identical reservations in the slurm walk") give the reference
+    schedule, which reserves them one by one: with the budget binding inside a run (1-3
+    reservations) and the profile's room at that start for some of the run but not all
+    (one job more than the room makes this fail)."""
+    assert_same_schedule(workload, order, "slurm", "request", backfill_order=bf_order, **knobs)
 
 
 @settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
