@@ -447,15 +447,37 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
     return m
 
 
+cdef inline intp_t _room_for_followers(sched_t* s, intp_t f, procs_t n, simtime_t when,
+                                      simtime_t until) noexcept nogil:
+    """How many of ``f`` jobs of size n, each searching from ``when`` after one more job
+    of that size took [when, until), also find ``when``: the k-th does while
+    k + 1 <= (the fewest free over [when, until) before the first took it) // n.  On the
+    lazily built profile the open last segment is a lower bound of what lies past it
+    (pending releases only add): the count may come out short, never long."""
+    cdef intp_t c
+    if f == 0 or n <= 0:
+        return 0
+    c = profile_min_over(&s.prof, when, until) // n - 1    # the first job takes n
+    if c > f:
+        c = f
+    return c if c > 0 else 0
+
+
 cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nogil:
     """Re-plan every waiting job in the profile in replan_order; each gets the earliest
-    start at which it fits for its estimate; those planned now start."""
-    cdef intp_t i, q, j, m
+    start at which it fits for its estimate; those planned now start.  A job planned
+    after now takes the jobs right after it in that order of the same size and estimate
+    with it, as many as [when, when + hold) has room for (each would search from its
+    shape's answer, a lower bound, and find it: docs/core.md "Runs of identical
+    reservations in the slurm walk"), in one profile update."""
+    cdef intp_t i, q, j, m, f, extra
     cdef simtime_t when, hold, lb
     build_profile(s, 1)
     count(CNT_REBUILT_PASSES, 1)
     m = replan_order(s, head_pos)
-    for i in range(m):
+    i = -1
+    while i + 1 < m:
+        i += 1
         q = s.rtmp[i].pos
         j = s.wait[q]
         hold = hold_time(s.est[j])
@@ -463,10 +485,21 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         when = bf_earliest(s, lb if lb > s.now else s.now, hold, s.procs[j], 1)
         profile_note(&s.prof, s.procs[j], hold, when)
         give_reservation(s, j, when)
-        bf_reserve(s, when, when + hold, s.procs[j])
+        extra = 0
+        if when > s.now:
+            f = 0
+            while (i + 1 + f < m and s.procs[s.wait[s.rtmp[i + 1 + f].pos]] == s.procs[j]
+                   and s.est[s.wait[s.rtmp[i + 1 + f].pos]] == s.est[j]):
+                f += 1
+            extra = _room_for_followers(s, f, s.procs[j], when, when + hold)
+        bf_reserve(s, when, when + hold, (1 + extra) * s.procs[j])
         if when == s.now:
             start_job(s, q)
             bf_started(s, j)
+        while extra > 0:
+            i += 1
+            give_reservation(s, s.wait[s.rtmp[i].pos], when)
+            extra -= 1
     return 0
 
 
@@ -638,16 +671,10 @@ cdef inline intp_t _identical_followers(sched_t* s, const hblock_t* blk, intp_t 
     k-th of them exactly while [when, r) keeps n free after the k moves before it, i.e.
     k + 1 <= min over [when, r) // n."""
     cdef intp_t f = 0
-    cdef intp_t c
     while (i + 1 + f < blk.n and blk.resv[i + 1 + f] == r and blk.procs[i + 1 + f] == n
            and blk.hold[i + 1 + f] == hold):
         f += 1
-    if f == 0 or n <= 0:
-        return 0
-    c = profile_min_over(&s.prof, when, r) // n - 1     # entry i itself takes n
-    if c > f:
-        c = f
-    return c if c > 0 else 0
+    return _room_for_followers(s, f, n, when, r)        # entry i itself takes n over [when, r)
 
 
 cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
@@ -945,16 +972,10 @@ cdef inline intp_t _slurm_followers(sched_t* s, intp_t q, simtime_t when, simtim
     cdef procs_t n = s.procs[j]
     cdef simtime_t est = s.est[j]
     cdef intp_t f = 0
-    cdef intp_t c
     while (f < budget and q + 1 + f < s.n_wait and s.procs[s.wait[q + 1 + f]] == n
            and s.est[s.wait[q + 1 + f]] == est):
         f += 1
-    if f == 0 or n <= 0:
-        return 0
-    c = profile_min_over(&s.prof, when, until) // n - 1    # the job at q takes n
-    if c > f:
-        c = f
-    return c if c > 0 else 0
+    return _room_for_followers(s, f, n, when, until)
 
 
 cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nogil:

@@ -95,6 +95,18 @@ def test_core_matches_oracle_slurm_on_bags_of_identical_jobs(workload, order, kn
 
 
 @settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
+@given(workload=bag_workloads(), order=orders, est_mode=estimate_modes,
+       bf_order=st.sampled_from(["queue", "sjf"]))
+# 4 start at 0; 4 fit at 10, the 9th at 20 (the room at 10 binds inside the run)
+@example(workload=_bag(9, 4, 10, 10), order="fcfs", est_mode="predict", bf_order="queue")
+def test_conservative_rebuilt_pass_on_bags_of_identical_jobs(workload, order, est_mode, bf_order):
+    """The rebuilt conservative pass (every pass under ``predict``; `plan`) reserves a run
+    of identical jobs at one start in one profile update (docs/core.md "Runs of identical
+    reservations in the slurm walk"); the reference reserves them one by one."""
+    assert_same_schedule(workload, order, "conservative", est_mode, backfill_order=bf_order)
+
+
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
 @given(workload=st.one_of(workloads(max_jobs=250, max_procs=32, estimates_cover_runtimes=True),
                           workloads(max_jobs=250, max_procs=32)),
        order=orders, est_mode=estimate_modes)
