@@ -477,14 +477,16 @@ cdef inline int profile_add_release(profile_t* p, simtime_t time, procs_t procs)
 
 cdef inline intp_t _block_search(const pblock_t* blk, intp_t lo, intp_t hi,
                                  simtime_t t) noexcept nogil:
-    """The last entry of the block at or before ``t``, given time[lo] <= t < time[hi]."""
-    cdef intp_t mid
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if blk.time[mid] <= t:
-            lo = mid
-        else:
-            hi = mid
+    """The last entry of the block at or before ``t``, given time[lo] <= t < time[hi].
+    Branch-free (which half holds ``t`` is unpredictable): the answer lies in
+    [lo, lo + n) and time[lo] <= t throughout; each step keeps the upper ceil(n / 2)
+    entries from a probe at or before ``t``, else the lower ones."""
+    cdef intp_t n = hi - lo
+    cdef intp_t half
+    while n > 1:
+        half = n >> 1
+        lo = lo + half if blk.time[lo + half] <= t else lo
+        n -= half
     return lo
 
 
@@ -722,7 +724,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     cdef intp_t i0 = k.i
     cdef intp_t e, hi_i, u0, u1, t, sh, i
     cdef bint ia, iz, dz, is_kept
-    cdef procs_t free_e, lo, hi, umin, umax, cmin, cmax, new_lo, new_hi
+    cdef procs_t free_e, lo, hi, umin, umax, cmin, cmax, new_lo, new_hi, c0
     if n + 2 > PROFILE_BLOCK or procs == 0:
         return False
     # e: the entry starting the segment that holds `end` (the last one with time <= end)
@@ -757,9 +759,10 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
         blk.free[i] -= procs
     cmin = umin - procs
     cmax = umax - procs
+    c0 = blk.free[i0] - procs               # the new entry's count at start (when ia)
     if ia:
-        cmin = blk.free[i0] - procs if blk.free[i0] - procs < cmin else cmin
-        cmax = blk.free[i0] - procs if blk.free[i0] - procs > cmax else cmax
+        cmin = c0 if c0 < cmin else cmin
+        cmax = c0 if c0 > cmax else cmax
     if top != NULL:
         top[0] = cmax + p.badd[k.b]
     lo = p.blo[k.b]
@@ -783,7 +786,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
             memmove(blk.time + u0 + 1, blk.time + u0, (u1 - u0) * sizeof(simtime_t))
             memmove(blk.free + u0 + 1, blk.free + u0, (u1 - u0) * sizeof(procs_t))
         blk.time[u0] = start
-        blk.free[u0] = blk.free[i0] - procs
+        blk.free[u0] = c0
     if iz:
         blk.time[u1 + ia] = end
         blk.free[u1 + ia] = free_e
