@@ -681,15 +681,22 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
                              procs_t last_n, simtime_t last_hold,
                              simtime_t last_when) noexcept nogil:
     """The first entry from i on of ``blk`` that kept_by_holders must look at (blk.n if
-    none): the ones before it are after ``now`` and larger than ``top`` or of the shape
-    (last_n, last_hold) last answered at ``last_when`` >= their reservation, so they keep
-    it (nothing changes between them: the loop's own tests, with its values held)."""
+    none), each entry looked at counted as a visit: the ones before it are after ``now``
+    and larger than ``top`` (anything that came back before their reservation) or of the
+    shape (last_n, last_hold) last answered at ``last_when`` >= their reservation, so they
+    keep it and change nothing the next one's tests read (docs/core.md "Which holders
+    are visited", shortcuts 2 and 3)."""
     cdef intp_t m = blk.n
     cdef const simtime_t* resv = blk.resv
     cdef const procs_t* procs = blk.procs
     cdef const simtime_t* hold = blk.hold
     cdef simtime_t r
     while i < m:
+        if COUNT_ON:
+            count(CNT_HOLDER_VISITS, 1)
+            if i > 0 and procs[i - 1] == procs[i] and hold[i - 1] == hold[i]:
+                count(CNT_VISITS_SAME_SHAPE, 1)
+                count(CNT_VISITS_SAME_ENTRY, resv[i - 1] == resv[i])
         r = resv[i]
         if r <= now:
             break
@@ -754,29 +761,14 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
         is_gone = False
         top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
         while i < blk.n:
-            if not COUNT_ON:
-                # the holders that keep their reservation without a look, in a tight loop
-                # (most of the visits): larger than anything that came back before r, or
-                # of the shape last answered at or after r (the tests below)
-                i = _skip_kept(blk, i, s.now, top, last_n, last_hold, last_when)
-                if i == blk.n:
-                    break
-            else:
-                count(CNT_HOLDER_VISITS, 1)
-                if (i > 0 and blk.procs[i - 1] == blk.procs[i]
-                        and blk.hold[i - 1] == blk.hold[i]):
-                    count(CNT_VISITS_SAME_SHAPE, 1)
-                    if blk.resv[i - 1] == blk.resv[i]:
-                        count(CNT_VISITS_SAME_ENTRY, 1)
+            # the holders that keep their reservation without a look (most visits): larger
+            # than anything that came back before r, or of the shape last answered >= r
+            i = _skip_kept(blk, i, s.now, top, last_n, last_hold, last_when)
+            if i == blk.n:
+                break
             r = blk.resv[i]
             n = blk.procs[i]
-            if n > top and r > s.now:
-                i += 1              # larger than anything that came back before r
-                continue
             hold = blk.hold[i]
-            if n == last_n and hold == last_hold and last_when >= r and r > s.now:
-                i += 1              # the same shape as the last one was answered >= r
-                continue
             when = r
             extra = 0
             if r > s.now:
