@@ -351,3 +351,43 @@ def test_plan_inputs_on_columns_equal_the_job_path_with_predictions():
         a, b = plan_inputs(fast, **kw), plan_inputs(slow, **kw)
         _inputs_equal(a, b)
         assert a.running["est"].tolist() != a.running["request"].tolist()
+
+
+def test_a_completing_job_plans_as_ending_now_so_nothing_backfills_ahead_of_the_head():
+    """A COMPLETING job has ended; its nodes come back when the epilog is done.  Planned
+    until start + limit, it would hide them from the head's reservation and let a short job
+    backfill ahead of the head in that window (a live EASY run on CI started job 30 of
+    tests/test_agent_live.py so).  Planned as ending at now + 1 (Slurm's backfill gives
+    the head the same start), the head waits for them and the short job does not jump."""
+    from malleo._core import plan
+    from malleo.plugin.agent.state import Snapshot, plan_inputs
+    from malleo.policy import Policy
+
+    now = 1796160000
+    jobs = (line(JobID="1", State="COMPLETING", NodeList="n[1-2]", NumNodes="2",
+                 StartTime=str(now - 100), TimeLimit="1:00:00")
+            + line(JobID="2", NodeList="n3", NumNodes="1", StartTime=str(now - 50),
+                   TimeLimit="1:00:00")
+            + line(JobID="3", State="PENDING", NodeList="", NumNodes="3", TimeLimit="10:00",
+                   StartTime="N/A", EndTime="N/A", Reason="Resources")
+            + line(JobID="4", State="PENDING", NodeList="", NumNodes="1", TimeLimit="5:00",
+                   StartTime="N/A", EndTime="N/A", Reason="Priority"))
+    nodes = "".join(f"n{i}|batch|{st}|4|{a}/0/0/4|\n" for i, st, a in
+                    ((1, "completing", 4), (2, "completing", 4), (3, "allocated", 4),
+                     (4, "idle", 0)))
+    table, ntable = columns.parse_squeue(jobs), columns.parse_sinfo(nodes)
+    fast = Snapshot(float(now), ntable, table, {"batch": None}, "batch")
+    slow = Snapshot(float(now), tuple(ntable), tuple(table), fast.partitions, "batch")
+    for estimate in ("request", "predict"):
+        a, b = plan_inputs(fast, estimate=estimate), plan_inputs(slow, estimate=estimate)
+        _inputs_equal(a, b)
+        assert a.total == 4 and a.running_ids.tolist() == [1, 2]
+        assert a.running["est"].tolist() == [101, 3600]      # job 1 ends at now + 1
+        assert a.running["request"].tolist() == [3600, 3600]
+        decisions = plan(a.now, a.total, a.running, a.pending, Policy(backfill="easy"))
+        assert decisions.start.tolist() == []                 # job 4 would delay job 3
+    # The same queue with job 1 running: its nodes are busy for an hour, job 4 backfills.
+    running = columns.parse_squeue(jobs.replace("|COMPLETING|", "|RUNNING|"))
+    c = plan_inputs(Snapshot(float(now), ntable, running, {"batch": None}, "batch"))
+    decisions = plan(c.now, c.total, c.running, c.pending, Policy(backfill="easy"))
+    assert c.pending_ids[decisions.start].tolist() == [4]

@@ -206,6 +206,16 @@ def _limit(job: Job, max_time: int | None) -> int:
     return values.clamp_duration(max_time) if max_time else UNLIMITED_SECONDS
 
 
+def _completing_estimate(now, start, request):
+    """The planning estimate (seconds) of a COMPLETING job: it has ended and its nodes come
+    back when the epilog is done, so it plans as ending at ``now + 1`` (the end Slurm's own
+    backfill gives a job that waits on completing nodes), never at ``start + limit``, which
+    would let the plan backfill short jobs ahead of the queue head in that window.  Capped
+    by the request (a job killed at its limit): the core's overdue rule then ends it at
+    ``now + 1`` all the same.  Works on scalars and numpy arrays alike."""
+    return np.minimum(now + 1 - start, request)
+
+
 def out_of_range(job: Job) -> str | None:
     """Why a job's timestamps cannot go to the core (beyond ``MAX_TIME``), else None."""
     for what, value in (("submit time", job.submit_time), ("start time", job.start_time)):
@@ -331,9 +341,12 @@ def plan_inputs(snapshot: Snapshot, *, unit: str = "nodes", partition: str | Non
             est = plan_state.predict(user, request, job.submit_time, predict_runs, predict_cold)
         else:
             est = predicted_estimate(history, user, request, predict_runs, predict_cold, recent)
+        start = min(int(job.start_time or now), now)
+        if job.state == "COMPLETING":
+            est = int(_completing_estimate(now, start, request))
         r_ids.append(job.job_id)
         r_procs.append(size)
-        r_start.append(min(int(job.start_time or now), now))
+        r_start.append(start)
         r_est.append(est)
         r_req.append(request)
         r_user.append(user)
@@ -457,6 +470,9 @@ def _table_inputs(snapshot: Snapshot, table: JobTable, unit: str, part: str,
     else:
         r_est = r_req
     r_start = np.minimum(np.where(start_eff[r_rows] > 0, start_eff[r_rows], now), now)
+    completing = state[r_rows] == b"COMPLETING"
+    if completing.any():
+        r_est = np.where(completing, _completing_estimate(now, r_start, r_req), r_est)
     busy = sum(r_procs)
     if busy > total:
         total = busy
