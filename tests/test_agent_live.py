@@ -187,10 +187,15 @@ def test_live_easy_matches_the_emulator(quiet_cluster, policy_file, tmp_path):
                       observed[["job_number", "job_id", "submit", "start"]]
                       .rename(columns={"start": "live_start"}), on="job_number")
     report["live_start"] -= observed["submit"].min()
+    # On a failure: the schedule side by side, and the agent's cycles that started jobs
+    # (what it saw: running jobs, busy units; what it ranked first)
+    why = report.sort_values("start").to_string() + "\n" + "\n".join(
+        f"cycle now={c.get('now')} running={c.get('running')} busy={c.get('busy')}/"
+        f"{c.get('total')} start_now={c.get('start_now')}"
+        for c in agent.events("cycle") if c.get("start_now"))
     assert diff["not_started"] == []
-    assert diff["inversions"] == [], report.sort_values("start").to_string()
-    assert diff["backfilled_observed"] == diff["backfilled_expected"], \
-        report.sort_values("start").to_string()
+    assert diff["inversions"] == [], why
+    assert diff["backfilled_observed"] == diff["backfilled_expected"], why
     assert len(diff["backfilled_expected"]) >= 8
     assert not agent.events("cycle_crashed")
     # The agent steered: it wrote a priority for every job that waited (pending for at least
