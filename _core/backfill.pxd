@@ -1000,6 +1000,24 @@ cdef inline intp_t _slurm_followers(sched_t* s, intp_t q, simtime_t when, simtim
     return _room_for_followers(s, f, n, when, until)
 
 
+cdef inline intp_t _slurm_followers_sjf(sched_t* s, intp_t cursor, intp_t j, simtime_t when,
+                                       simtime_t until, intp_t budget,
+                                       intp_t head) noexcept nogil:
+    """_slurm_followers in SJBF candidate order: the candidates right after job j are the
+    next ones of the SJBF cursor (``cursor``: where the walk's cursor is, not advanced
+    here), of j's size and estimate; the same count rule."""
+    cdef procs_t n = s.procs[j]
+    cdef simtime_t est = s.est[j]
+    cdef intp_t f = 0
+    cdef intp_t k
+    while f < budget:
+        k = bfo_next(s, &cursor, head)
+        if k < 0 or s.procs[k] != n or s.est[k] != est:
+            break
+        f += 1
+    return _room_for_followers(s, f, n, when, until)
+
+
 cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nogil:
     """The walk of slurm_backfill over the candidates i0, i0 + 1, ... (counted from the
     head), on the profile and shape memory as they are, with s.sr_reserved reservations
@@ -1013,9 +1031,10 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
     of the same size and estimate, neither starts nor gets a reservation: it is passed
     over without a look (issue 16: a backlog of identical jobs submitted together; on
     RICC-2010-2, 840 M of the 967 M candidates of a replay).  A job reserved after now
-    takes the same-shape jobs right behind it with it, as many as the budget and the room
-    at its start allow (_slurm_followers): one profile update for the run, each of them
-    given the start it would have found (81-91% of the reservations on RICC-2010-2)."""
+    takes the same-shape candidates right behind it with it, as many as the budget and
+    the room at its start allow (_slurm_followers; in SJBF order the cursor's next ones,
+    _slurm_followers_sjf): one profile update for the run, each of them given the start
+    it would have found (81-91% of the reservations on RICC-2010-2)."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = s.sr_reserved
@@ -1038,16 +1057,18 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
         if reserved >= s.bf_max_job_test and profile_free_now(&s.prof) == 0:
             stop = i
             break
-        # the head first; behind it queue order, or (SJBF) by (estimate, queue order)
+        # the head first; behind it queue order, or (SJBF) by (estimate, queue order), the
+        # queue position then found only for a job that starts (a binary search; most
+        # candidates are passed over)
         if is_sjf and i > 0:
             j = bfo_next(s, &cursor, s.wait[head_pos])
             if j < 0:
                 stop = i
                 break
-            q = queue_pos(s, j)
+            q = -1
         else:
             q = head_pos + i
-        j = s.wait[q]
+            j = s.wait[q]
         if s.procs[j] == idle_procs and s.est[j] == idle_est:
             continue        # the candidate before it, of the same shape, did nothing
         idle_procs = s.procs[j]
@@ -1064,7 +1085,7 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
                 shape_note_nofit(&s.prof, s.procs[j], hold)
         if fits:
             bf_reserve(s, s.now, s.now + hold, s.procs[j])
-            start_job(s, q)
+            start_job(s, q if q >= 0 else queue_pos(s, j))
             bf_started(s, j)
             idle_procs = -1
         elif reserved < s.bf_max_job_test:
@@ -1096,7 +1117,11 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
                 # [when, when + hold) has room for them (docs/core.md "Runs of identical
                 # reservations in the slurm walk"): one reservation for all of them
                 extra = 0
-                if not is_sjf and when > s.now:
+                if when > s.now and is_sjf:
+                    extra = _slurm_followers_sjf(
+                        s, cursor, j, when, held_to if held_to < when + hold else when + hold,
+                        s.bf_max_job_test - reserved - 1, s.wait[head_pos])
+                elif when > s.now:
                     extra = _slurm_followers(s, q, when,
                                              held_to if held_to < when + hold else when + hold,
                                              s.bf_max_job_test - reserved - 1)
@@ -1123,8 +1148,11 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
                 count(CNT_SLURM_IN_RUNS, extra)
                 while extra > 0:
                     i += 1
-                    q += 1
-                    give_reservation(s, s.wait[q], when)
+                    if is_sjf:
+                        give_reservation(s, bfo_next(s, &cursor, s.wait[head_pos]), when)
+                    else:
+                        q += 1
+                        give_reservation(s, s.wait[q], when)
                     extra -= 1
                 idle_procs = -1
     s.sr_reserved = reserved

@@ -10,7 +10,9 @@ machine moves far less) and the jobs/s it gives (per wall and per CPU second).  
 trace, mode and prefix) and exits 1 on any difference.
 
 A mode is ``none``, ``easy``, ``conservative``, ``slurm``, ``slurm-down`` (bf_rounding
-down) or either slurm form with ``:K`` (bf_max_job_test K).  Prefixes are ``TRACE=N`` pairs given to ``--jobs``.
+down) or either slurm form with ``:K`` (bf_max_job_test K); ``+sjbf`` before the ``:K``
+takes the SJBF candidate order (``slurm+sjbf``, ``slurm-down+sjbf:5000``).  Prefixes are
+``TRACE=N`` pairs given to ``--jobs``.
 
     python bench/schedule_digest.py [--modes conservative,slurm] [--jobs RICC-2010-2=40000]
         [--timeout S] [--check bench/schedule_digests.jsonl] [TRACE ...]
@@ -57,6 +59,8 @@ def policy_of(mode: str):
 
     name, _, k = mode.partition(":")
     extra = {"bf_max_job_test": int(k)} if k else {}
+    if name.endswith("+sjbf"):                  # slurm+sjbf: SJBF candidate order
+        name, extra["backfill_order"] = name.removesuffix("+sjbf"), "sjf"
     if name.endswith("-down"):                  # slurm-down: Slurm's own rounding
         name, extra["bf_rounding"] = name.removesuffix("-down"), "down"
     return Policy(backfill=name, **extra)

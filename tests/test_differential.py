@@ -85,6 +85,22 @@ _UP = {"bf_window": 86400, "bf_resolution": 1, "bf_rounding": "up"}
                            [3] * 4 + [1] + [5] * 9 + [1] * 6, [0] * 20, 30),
          order="fcfs", knobs={"bf_max_job_test": 500, "bf_window": 5, "bf_resolution": 7,
                               "bf_rounding": "down"}, bf_order="queue")
+# SJBF: the same two runs in the SJBF cursor's order
+@example(workload=_bag(9, 4, 10, 10), order="fcfs", knobs={"bf_max_job_test": 500, **_UP},
+         bf_order="sjf")
+@example(workload=_bag(9, 4, 10, 10), order="fcfs", knobs={"bf_max_job_test": 2, **_UP},
+         bf_order="sjf")
+# SJBF: a 4-processor job runs to 10; behind the head (estimate 10) the queue alternates
+# estimates 30 and 10, which SJBF walks as a run of five 10s (room for three more at 10,
+# the other two at 20) then a run of four 30s: runs that are not consecutive in the queue
+@example(workload=Workload([0] * 11, [10] * 11, [10, 10] + [30, 10] * 4 + [10],
+                           [4] + [1] * 10, [0] * 11, 4),
+         order="fcfs", knobs={"bf_max_job_test": 500, **_UP}, bf_order="sjf")
+# SJBF: behind the head (4 processors at 40) the next candidates are of one size but not
+# one estimate: the 10 s job gets 10, the 50 s one right after it does not (the head)
+@example(workload=Workload([0] * 5, [10, 40, 10, 10, 50], [10, 40, 10, 10, 50],
+                           [2, 2, 4, 1, 1], [0] * 5, 4),
+         order="fcfs", knobs={"bf_max_job_test": 500, **_UP}, bf_order="sjf")
 def test_core_matches_oracle_slurm_on_bags_of_identical_jobs(workload, order, knobs, bf_order):
     """Runs of identical candidates reserved at one start in one profile update
     (docs/core.md "Runs of identical reservations in the slurm walk") give the reference
