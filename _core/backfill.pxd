@@ -975,43 +975,40 @@ cdef inline procs_t _slurm_held_early(procs_t n, intp_t k, procs_t released) noe
     return total
 
 
-cdef inline intp_t _slurm_followers(sched_t* s, intp_t q, simtime_t when, simtime_t until,
-                                   intp_t budget) noexcept nogil:
-    """How many of the jobs right behind queue position ``q`` (of the same size and
-    estimate, consecutive in the queue; at most ``budget``) the slurm walk would also
-    reserve at ``when`` (> now), the answer just found for the job at ``q`` (queue
-    candidate order), before that job's reservation is made.  None of them fits now (the
+cdef inline intp_t _walk_next(const sched_t* s, bint is_sjf, intp_t* q, intp_t* cursor,
+                             intp_t head) noexcept nogil:
+    """The slurm walk's next candidate after the current one, advancing its place: the
+    next queue position (q) in queue order, the SJBF cursor's next job in SJBF order
+    (q unused); -1 when none is left."""
+    if is_sjf:
+        return bfo_next(s, cursor, head)
+    q[0] += 1
+    return s.wait[q[0]] if q[0] < s.n_wait else -1
+
+
+cdef inline intp_t _slurm_followers(sched_t* s, intp_t j, bint is_sjf, intp_t q,
+                                   intp_t cursor, intp_t head, simtime_t when,
+                                   simtime_t until, intp_t budget) noexcept nogil:
+    """How many of the candidates right after job j in the walk's order (_walk_next from
+    its place q / cursor, not advanced here: the same size and estimate, consecutive; at
+    most ``budget``) the slurm walk would also reserve at ``when`` (> now), the answer
+    just found for j, before j's reservation is made.  None of them fits now (the
     profile only loses processors in a pass); each one's search starts at its shape's
     hint ``when`` (a lower bound) and finds ``when`` exactly while [when, when + hold)
     keeps its size free after the reservations before it.  Each of those takes the size
     over [when, ``until``) (until = when + hold, or with down rounding the end of Slurm's
     hold when that comes first; what lies after it keeps the size free, as it did for
-    the job at q), so the k-th fits while k + 1 <= min over [when, until) // size.  The
-    lazy profile's open last segment is a lower bound of what lies past it (pending
-    releases only add), so the count may come out short, never long: a job past it is
-    walked as usual (and gets ``when``)."""
-    cdef intp_t j = s.wait[q]
-    cdef procs_t n = s.procs[j]
-    cdef simtime_t est = s.est[j]
-    cdef intp_t f = 0
-    while (f < budget and q + 1 + f < s.n_wait and s.procs[s.wait[q + 1 + f]] == n
-           and s.est[s.wait[q + 1 + f]] == est):
-        f += 1
-    return _room_for_followers(s, f, n, when, until)
-
-
-cdef inline intp_t _slurm_followers_sjf(sched_t* s, intp_t cursor, intp_t j, simtime_t when,
-                                       simtime_t until, intp_t budget,
-                                       intp_t head) noexcept nogil:
-    """_slurm_followers in SJBF candidate order: the candidates right after job j are the
-    next ones of the SJBF cursor (``cursor``: where the walk's cursor is, not advanced
-    here), of j's size and estimate; the same count rule."""
+    j), so the k-th fits while k + 1 <= min over [when, until) // size.  The lazy
+    profile's open last segment is a lower bound of what lies past it (pending releases
+    only add), so the count may come out short, never long: a job past it is walked as
+    usual (and gets ``when``).  Only "the next candidates" is used, so the rule holds in
+    queue and SJBF order alike."""
     cdef procs_t n = s.procs[j]
     cdef simtime_t est = s.est[j]
     cdef intp_t f = 0
     cdef intp_t k
     while f < budget:
-        k = bfo_next(s, &cursor, head)
+        k = _walk_next(s, is_sjf, &q, &cursor, head)
         if k < 0 or s.procs[k] != n or s.est[k] != est:
             break
         f += 1
@@ -1031,10 +1028,10 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
     of the same size and estimate, neither starts nor gets a reservation: it is passed
     over without a look (issue 16: a backlog of identical jobs submitted together; on
     RICC-2010-2, 840 M of the 967 M candidates of a replay).  A job reserved after now
-    takes the same-shape candidates right behind it with it, as many as the budget and
-    the room at its start allow (_slurm_followers; in SJBF order the cursor's next ones,
-    _slurm_followers_sjf): one profile update for the run, each of them given the start
-    it would have found (81-91% of the reservations on RICC-2010-2)."""
+    takes the same-shape candidates right behind it in the walk's order with it (the next
+    queue places, or the SJBF cursor's next jobs), as many as the budget and the room at
+    its start allow (_slurm_followers): one profile update for the run, each of them
+    given the start it would have found (81-91% of the reservations on RICC-2010-2)."""
     cdef simtime_t res = s.bf_resolution
     cdef simtime_t grid_now = align_up(s.now, res)
     cdef intp_t reserved = s.sr_reserved
@@ -1117,12 +1114,8 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
                 # [when, when + hold) has room for them (docs/core.md "Runs of identical
                 # reservations in the slurm walk"): one reservation for all of them
                 extra = 0
-                if when > s.now and is_sjf:
-                    extra = _slurm_followers_sjf(
-                        s, cursor, j, when, held_to if held_to < when + hold else when + hold,
-                        s.bf_max_job_test - reserved - 1, s.wait[head_pos])
-                elif when > s.now:
-                    extra = _slurm_followers(s, q, when,
+                if when > s.now:
+                    extra = _slurm_followers(s, j, is_sjf, q, cursor, s.wait[head_pos], when,
                                              held_to if held_to < when + hold else when + hold,
                                              s.bf_max_job_test - reserved - 1)
                 if down:
@@ -1148,11 +1141,8 @@ cdef inline int slurm_walk(sched_t* s, intp_t head_pos, intp_t i0) except -1 nog
                 count(CNT_SLURM_IN_RUNS, extra)
                 while extra > 0:
                     i += 1
-                    if is_sjf:
-                        give_reservation(s, bfo_next(s, &cursor, s.wait[head_pos]), when)
-                    else:
-                        q += 1
-                        give_reservation(s, s.wait[q], when)
+                    give_reservation(s, _walk_next(s, is_sjf, &q, &cursor, s.wait[head_pos]),
+                                     when)
                     extra -= 1
                 idle_procs = -1
     s.sr_reserved = reserved
