@@ -80,7 +80,12 @@ cdef struct profile_t:
     intp_t nb         # blocks in use (1 after profile_reset)
     intp_t cap        # blocks allocated
     intp_t n          # breakpoints in use (1 after profile_reset)
-    intp_t loc_b      # profile_locate's last block (a cache: checked before use)
+    # profile_locate's two fingers (a cache, checked before use): the last two distinct
+    # blocks it answered, the latest first, and the entry it answered in each
+    intp_t loc_b      # the last block
+    intp_t loc_i      # the entry answered in loc_b
+    intp_t loc_b2     # the block answered before loc_b
+    intp_t loc_i2     # the entry answered in loc_b2
     # earliest-fit answers since the last reset, as lower bounds for later queries
     procs_t hint_procs[PROFILE_HINTS]       # size asked (processors)
     simtime_t hint_dur[PROFILE_HINTS]       # duration asked (seconds)
@@ -129,6 +134,9 @@ cdef inline int profile_init(profile_t* p, intp_t cap) except -1 nogil:
     p.cap = nb
     p.n = 0
     p.loc_b = 0
+    p.loc_i = 0
+    p.loc_b2 = 0
+    p.loc_i2 = 0
     p.pend_time = NULL
     p.pend_procs = NULL
     p.n_pend = 0
@@ -276,6 +284,9 @@ cdef inline void profile_reset(profile_t* p, simtime_t origin, procs_t free_now)
     cdef pblock_t* blk = &p.blk[0]
     p.nb = 1
     p.loc_b = 0
+    p.loc_i = 0
+    p.loc_b2 = 0
+    p.loc_i2 = 0
     p.n = 1
     blk.n = 1
     blk.time[0] = origin
@@ -490,21 +501,40 @@ cdef inline intp_t _block_search(const pblock_t* blk, intp_t lo, intp_t hi,
     return lo
 
 
+cdef inline bint _block_holds(const profile_t* p, intp_t b, simtime_t t) noexcept nogil:
+    """Whether block ``b`` (any integer) is in use and the last one whose first time is
+    at or before ``t``."""
+    return (0 <= b < p.nb and p.bfirst[b] <= t
+            and (b == p.nb - 1 or p.bfirst[b + 1] > t))
+
+
 cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogil:
-    """The breakpoint starting the segment that holds ``t`` (``t`` >= the origin): a
-    binary search over the blocks' first times, then within the block."""
+    """The breakpoint starting the segment that holds ``t`` (``t`` >= the origin).
+
+    Successive queries mostly fall near one of two places (a move's old and new slot,
+    a record and the reservation after it): the two fingers' blocks and the block after
+    each are tried first, then a binary search over the blocks' first times; inside the
+    block, the finger's entry and its neighbours, then a binary search.  A finger is only
+    a guess, checked against the times before use: blocks split, merge and move under it."""
     cdef intp_t lo = p.loc_b
     cdef intp_t hi = p.nb - 1
-    cdef intp_t mid
+    cdef intp_t mid, i, n
+    cdef intp_t guess = -1      # the finger's entry when the block is a finger's
     cdef ppos_t r
     cdef const pblock_t* blk
-    # last block whose first time <= t: the last answer's block or the next one when it
-    # still fits (successive queries are mostly close in time), else a binary search
-    if lo < hi and p.bfirst[lo] <= t and p.bfirst[lo + 1] > t:
-        pass
-    elif lo + 1 < hi and p.bfirst[lo + 1] <= t and p.bfirst[lo + 2] > t:
+    cdef profile_t* w = <profile_t*> p
+    if _block_holds(p, lo, t):
+        guess = p.loc_i
+    elif _block_holds(p, lo + 1, t):
         lo += 1
-    elif not (lo == hi and p.bfirst[lo] <= t):
+        guess = 0               # the finger's time was in the block before: t is early
+    elif _block_holds(p, p.loc_b2, t):
+        lo = p.loc_b2
+        guess = p.loc_i2
+    elif _block_holds(p, p.loc_b2 + 1, t):
+        lo = p.loc_b2 + 1
+        guess = 0
+    else:
         lo = 0
         while lo < hi:
             mid = (lo + hi + 1) >> 1
@@ -512,15 +542,29 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
                 lo = mid
             else:
                 hi = mid - 1
-    (<profile_t*> p).loc_b = lo
-    r.b = lo
     blk = &p.blk[lo]
-    lo = 0
-    hi = blk.n - 1
-    if t >= blk.time[hi]:
-        r.i = hi
-        return r
-    r.i = _block_search(blk, 0, hi, t)
+    n = blk.n
+    if t >= blk.time[n - 1]:
+        i = n - 1
+    elif guess >= 0 and guess < n - 1 and blk.time[guess] <= t:
+        # time[guess] <= t < time[n - 1]: the answer is guess or after it
+        if blk.time[guess + 1] > t:
+            i = guess
+        elif blk.time[guess + 2] > t:      # guess + 2 <= n - 1 here
+            i = guess + 1
+        else:
+            i = _block_search(blk, guess + 2, n - 1, t)
+    elif 0 < guess < n and blk.time[guess - 1] <= t:
+        i = guess - 1                     # time[guess] > t here
+    else:
+        i = _block_search(blk, 0, n - 1, t)
+    if lo != p.loc_b:
+        w.loc_b2 = p.loc_b
+        w.loc_i2 = p.loc_i
+        w.loc_b = lo
+    w.loc_i = i
+    r.b = lo
+    r.i = i
     return r
 
 
