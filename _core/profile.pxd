@@ -501,6 +501,18 @@ cdef inline intp_t _block_search(const pblock_t* blk, intp_t lo, intp_t hi,
     return lo
 
 
+cdef inline intp_t _block_search_from(const pblock_t* blk, intp_t lo, intp_t hi,
+                                      simtime_t t, intp_t steps) noexcept nogil:
+    """_block_search when the answer is likely just after ``lo`` (time[lo] <= t <
+    time[hi]): up to ``steps`` entries forward, then a binary search for the rest."""
+    cdef intp_t i = lo
+    while i + 1 < hi and blk.time[i + 1] <= t:
+        i += 1
+        if i - lo == steps and i + 1 < hi:
+            return _block_search(blk, i, hi, t)
+    return i
+
+
 cdef inline bint _block_holds(const profile_t* p, intp_t b, simtime_t t) noexcept nogil:
     """Whether block ``b`` (any integer) is in use and the last one whose first time is
     at or before ``t``."""
@@ -547,13 +559,7 @@ cdef inline ppos_t profile_locate(const profile_t* p, simtime_t t) noexcept nogi
     if t >= blk.time[n - 1]:
         i = n - 1
     elif guess >= 0 and guess < n - 1 and blk.time[guess] <= t:
-        # time[guess] <= t < time[n - 1]: the answer is guess or after it
-        if blk.time[guess + 1] > t:
-            i = guess
-        elif blk.time[guess + 2] > t:      # guess + 2 <= n - 1 here
-            i = guess + 1
-        else:
-            i = _block_search(blk, guess + 2, n - 1, t)
+        i = _block_search_from(blk, guess, n - 1, t, 2)    # time[guess] <= t < time[n - 1]
     elif 0 < guess < n and blk.time[guess - 1] <= t:
         i = guess - 1                     # time[guess] > t here
     else:
@@ -766,7 +772,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
     cdef pblock_t* blk = &p.blk[k.b]
     cdef intp_t n = blk.n
     cdef intp_t i0 = k.i
-    cdef intp_t e, hi_i, u0, u1, t, sh, i
+    cdef intp_t e, u0, u1, t, sh, i
     cdef bint ia, iz, dz, is_kept
     cdef procs_t free_e, lo, hi, umin, umax, cmin, cmax, new_lo, new_hi, c0
     if n + 2 > PROFILE_BLOCK or procs == 0:
@@ -777,13 +783,7 @@ cdef inline bint _reserve_in_block(profile_t* p, simtime_t start, simtime_t end,
             return False                    # `end` lies in a later block
         e = n - 1
     else:
-        e = i0                              # time[e] <= end < time[hi_i]
-        hi_i = n - 1
-        while e + 1 < hi_i and blk.time[e + 1] <= end:
-            e += 1
-            if e - i0 == 4 and e + 1 < hi_i:  # far: a binary search for the rest
-                e = _block_search(blk, e, hi_i, end)
-                break
+        e = _block_search_from(blk, i0, n - 1, end, 4)     # time[i0] <= end < time[n - 1]
     ia = blk.time[i0] != start              # a breakpoint inserted at start
     iz = blk.time[e] != end                 # and at end
     free_e = blk.free[e]                    # the count from end on (stored)
