@@ -17,8 +17,9 @@ from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETION
                       CNT_OFFSET_SUM, CNT_MOVING_PASSES, CNT_PAIRS_SAME_SHAPE,
                       CNT_PAIRS_SAME_SHAPE_OFFSET, CNT_MOVED_HOLDERS, CNT_MOVED_IN_RUNS,
                       CNT_RANGE_UPDATES, CNT_NEW_JOBS, CNT_PAIRS_CHAIN,
-                      CNT_SLURM_RESERVATIONS, CNT_SLURM_IN_RUNS)
-from profile cimport (profile_t, profile_reset, profile_add_release, profile_reserve,
+                      CNT_SLURM_RESERVATIONS, CNT_SLURM_IN_RUNS, CNT_MOVED_IN_STRETCHES,
+                      CNT_STRETCHES)
+from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
                       profile_take_tail, profile_value, profile_locate, align_up,
@@ -26,7 +27,7 @@ from profile cimport (profile_t, profile_reset, profile_add_release, profile_res
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
                       profile_reserve_merge, profile_min_over, profile_give_back_max,
-                      dec_add_max)
+                      dec_add_max, _next_below_before)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
@@ -707,6 +708,220 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     return i
 
 
+cdef enum:
+    STRETCH_SEGMENTS = 512  # profile segments one stretch may keep (_one_shape_stretch)
+    STRETCH_MEMBERS = 64    # holders one stretch may answer
+
+
+cdef inline simtime_t _segment_end(const profile_t* p, ppos_t k) noexcept nogil:
+    """The end of the segment at breakpoint ``k`` (INT64_MAX for the last one)."""
+    if k.i + 1 < p.blk[k.b].n:
+        return p.blk[k.b].time[k.i + 1]
+    if k.b + 1 < p.nb:
+        return p.bfirst[k.b + 1]
+    return INT64_MAX
+
+
+cdef inline bint _stretch_push(const profile_t* p, ppos_t* cur, simtime_t* pos,
+                               simtime_t until, procs_t d, procs_t top, procs_t* dq_v,
+                               simtime_t* dq_end, intp_t* head, intp_t* tail) noexcept nogil:
+    """Append the profile's segments over [pos, until) with fewer than ``top - d`` free
+    (the others can never be walls: the stretch takes at most ``top`` in all) to the
+    stretch's candidate walls (dq_v: free count + d, dq_end: the segment's end, clipped to
+    ``until``), keeping dq_v strictly increasing from head to tail: a segment with a later
+    end and no more free becomes a wall no later, so the ones before it never decide an
+    answer.  ``cur`` is the last breakpoint looked at (every segment between it and
+    ``pos`` had at least ``top - d`` free, and ``d`` only grows); both move on.  False when
+    the room (STRETCH_SEGMENTS) ran out."""
+    cdef procs_t need = top - d
+    cdef ppos_t k = cur[0]
+    cdef simtime_t tn, seg_end
+    cdef procs_t v
+    cdef intp_t t = tail[0]
+    if need <= 0:
+        pos[0] = until
+        return True
+    while True:
+        tn = _segment_end(p, k)
+        v = p.blk[k.b].free[k.i] + p.badd[k.b]
+        if tn > pos[0] and v < need:
+            v += d
+            seg_end = tn if tn < until else until
+            while t > head[0] and dq_v[t - 1] >= v:
+                t -= 1
+            if t == STRETCH_SEGMENTS:
+                if head[0] == 0:
+                    tail[0] = t
+                    return False
+                memmove(dq_v, dq_v + head[0], (t - head[0]) * sizeof(procs_t))
+                memmove(dq_end, dq_end + head[0], (t - head[0]) * sizeof(simtime_t))
+                t -= head[0]
+                head[0] = 0
+            dq_v[t] = v
+            dq_end[t] = seg_end
+            t += 1
+        if tn >= until or not _next_below_before(p, &k, need, until):
+            break
+    cur[0] = k
+    pos[0] = until
+    tail[0] = t
+    return True
+
+
+cdef inline void _stretch_move(sched_t* s, simtime_t a, simtime_t z, procs_t procs,
+                               simtime_t hold) noexcept nogil:
+    """``procs`` more processors taken over [a, z) and given back over [a + hold, z + hold)
+    (a + hold >= z), recorded where they came back, as one moved holder does."""
+    cdef procs_t back
+    profile_reserve_merge(&s.prof, a, z, procs)
+    back = profile_give_back_max(&s.prof, a + hold, z + hold, procs)
+    dec_add_max(&s.prof, a + hold, z + hold, back)
+
+
+cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simtime_t w,
+                                    simtime_t* last) except -1 nogil:
+    """The holder at entry at_i of index block at_b, just answered ``w`` (now < w < r <
+    w + its hold), and the entries right after it in the index (across blocks) of its
+    shape (n, hold) with a reservation r_k <= w + hold, answered together (docs/core.md
+    "One-shape stretches"): False when no follower qualifies (nothing changed), else True
+    with each answer given and held in place in the index, the profile updated, the
+    shape's answer noted, ``last`` set to the last answer and (at_b, at_i) to the entry
+    after the stretch (at_i may be its block's count).
+
+    Every follower k searches from the answer before it (same shape, a smaller profile,
+    a window that holds the one before's), where its window is [s, r_k) (s + hold >= w +
+    hold >= r_k) and the give-backs of the moves before it lie after r_k: its answer is
+    the end of the last segment before r_k with fewer than n free once the takes
+    [w_m, r_m) before it are counted, or that lower bound.  Each take covers the whole
+    live region [w_m, r_m), so the candidate walls share one offset ``d``; the takes of
+    the stretch are then applied as runs of equal cover (a chain of holders each taking
+    the slot the one before it left is one run)."""
+    cdef holders_t* h = &s.hold
+    cdef intp_t b = at_b[0]
+    cdef intp_t i = at_i[0]
+    cdef hblock_t* blk = h.blk[b]
+    cdef procs_t n = blk.procs[i]
+    cdef simtime_t hold = blk.hold[i]
+    cdef simtime_t limit = w + hold
+    cdef simtime_t ws[STRETCH_MEMBERS]
+    cdef simtime_t rs[STRETCH_MEMBERS]
+    cdef procs_t dq_v[STRETCH_SEGMENTS]
+    cdef simtime_t dq_end[STRETCH_SEGMENTS]
+    cdef intp_t head = 0
+    cdef intp_t tail = 0
+    cdef intp_t cnt, k, a, z, c, c0, moved, prev_job, job, kb
+    cdef procs_t d, top
+    cdef ppos_t cur
+    cdef simtime_t pos, prev_w, wk, r, t, start, joint
+    # the first follower: the next entry, maybe in the next block
+    kb = b
+    k = i + 1
+    if k == blk.n:
+        kb += 1
+        k = 0
+    if (kb == h.nb or h.blk[kb].procs[k] != n or h.blk[kb].hold[k] != hold
+            or h.blk[kb].resv[k] > limit):
+        return False
+    if not _holder_stays(s, h, b, i, w, blk.job[i]):
+        return False
+    # the stretch takes at most STRETCH_MEMBERS n over a segment: one with that many free
+    # or more is never a wall
+    top = STRETCH_MEMBERS * n
+    cur = profile_locate(&s.prof, w)
+    pos = w
+    # the leader's window [w, r_i) has n free (its answer); it takes them
+    if not _stretch_push(&s.prof, &cur, &pos, blk.resv[i], 0, top, dq_v, dq_end, &head,
+                         &tail):
+        return False
+    d = n
+    ws[0] = w
+    rs[0] = blk.resv[i]
+    k = i + 1
+    cnt = 1
+    prev_w = w
+    prev_job = blk.job[i]
+    while cnt < STRETCH_MEMBERS:
+        if k == blk.n:
+            if b + 1 == h.nb:
+                break
+            b += 1
+            blk = h.blk[b]
+            k = 0
+        r = blk.resv[k]
+        if blk.procs[k] != n or blk.hold[k] != hold or r > limit:
+            break
+        if not _stretch_push(&s.prof, &cur, &pos, r, d, top, dq_v, dq_end, &head, &tail):
+            break
+        wk = prev_w
+        while head < tail and dq_v[head] < n + d:      # fewer than n free there now
+            wk = dq_end[head]
+            head += 1
+        if wk == r:
+            break                       # it keeps its reservation: the usual tests say so
+        job = blk.job[k]
+        if wk == prev_w and not hold_before(s.key, s.submit, prev_w, prev_job, wk, job):
+            break                       # it would leave its place in the index
+        ws[cnt] = wk
+        rs[cnt] = r
+        cnt += 1
+        d += n
+        prev_w = wk
+        prev_job = job
+        k += 1
+    if cnt < 2:
+        return False
+    # the takes [ws[m], rs[m]) as runs of equal cover c (both ends are non-decreasing)
+    a = 0
+    z = 0
+    c = 0
+    start = 0
+    joint = -1
+    while z < cnt:
+        t = rs[z]
+        if a < cnt and ws[a] < t:
+            t = ws[a]
+        c0 = c
+        while a < cnt and ws[a] == t:
+            c += 1
+            a += 1
+        while z < cnt and rs[z] == t:
+            c -= 1
+            z += 1
+        if c != c0:
+            if c0 > 0:
+                count(CNT_RANGE_UPDATES, 2)
+                _stretch_move(s, start, t, c0 * n, hold)
+                if start == joint:
+                    # where the run before this one ended: both counts are final now
+                    profile_merge_at(&s.prof, start)
+                    profile_merge_at(&s.prof, start + hold)
+                joint = t if c > 0 else -1
+            start = t
+    # the answers, in place (the stretch ends at (b, k) or at a block's end)
+    moved = 0
+    b = at_b[0]
+    blk = h.blk[b]
+    i = at_i[0]
+    for a in range(cnt):
+        if i == blk.n:
+            b += 1
+            blk = h.blk[b]
+            i = 0
+        if ws[a] < rs[a]:
+            give_reservation(s, blk.job[i], ws[a])
+            blk.resv[i] = ws[a]
+            moved += 1
+        i += 1
+    at_b[0] = b
+    at_i[0] = i
+    count(CNT_STRETCHES, 1)
+    count(CNT_MOVED_HOLDERS, moved)
+    count(CNT_MOVED_IN_STRETCHES, moved - 1)       # the first one counts as an update pair
+    shape_note_both(&s.prof, n, hold, prev_w)
+    last[0] = prev_w
+    return True
+
+
 cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     """kept_conservative with the holder index (docs/core.md "The holder index"): the
     same answers, visiting the holders in the index's order and skipping every block whose
@@ -813,6 +1028,14 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         # and hold) move to `when` too while [when, r) has room for them
                         # (docs/core.md "Runs of identical moves"): one update for all
                         if when > s.now:
+                            # the holders of its shape right behind it, together
+                            # (docs/core.md "One-shape stretches")
+                            if _one_shape_stretch(s, &b, &i, when, &last_when):
+                                last_n = n
+                                last_hold = hold
+                                blk = h.blk[b]
+                                top = dec_bound(&s.prof, s.now, blk.resv[blk.n - 1])
+                                continue
                             extra = _identical_followers(s, blk, i, when, r, n, hold)
                         count(CNT_MOVED_HOLDERS, 1 + extra)
                         count(CNT_MOVED_IN_RUNS, extra)

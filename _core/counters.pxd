@@ -40,6 +40,8 @@ cdef extern from *:
         X(PAIRS_CHAIN, "pairs_chain") \
         X(SLURM_RESERVATIONS, "slurm_reservations") \
         X(SLURM_IN_RUNS, "slurm_in_runs") \
+        X(STRETCHES, "stretches") \
+        X(MOVED_IN_STRETCHES, "moved_in_stretches") \
 
     #define MALLEO_CNT_INDEX(id, name) CNT_##id,
     #define MALLEO_CNT_NAME(id, name) name,
@@ -81,6 +83,8 @@ cdef extern from *:
         CNT_PAIRS_CHAIN
         CNT_SLURM_RESERVATIONS
         CNT_SLURM_IN_RUNS
+        CNT_STRETCHES
+        CNT_MOVED_IN_STRETCHES
     const bint COUNT_ON "MALLEO_COUNT"
     const char* const malleo_cnt_names[CNT_KINDS]
     long long malleo_cnt[CNT_SEGMENTS][CNT_KINDS]

@@ -189,7 +189,11 @@ an index entry with the same (reservation, size, hold) / (size, hold) as the one
 move, of the same (size, hold): the job takes the slot the one before it just left.
 ``slurm_reservations`` counts the reservations the slurm walk makes, ``slurm_in_runs``
 those of them made together with the one of the job right before (same size and
-estimate, same start: docs/core.md "Runs of identical reservations in the slurm walk")."""
+estimate, same start: docs/core.md "Runs of identical reservations in the slurm walk").
+``stretches`` counts the one-shape stretches of the kept pass, ``moved_in_stretches`` the
+holders they moved after the first (docs/core.md "One-shape stretches"; the first one is
+an update pair, and ``range_updates`` counts two per run of equal cover), so
+``moved_holders`` = ``update_pairs`` + ``moved_in_runs`` + ``moved_in_stretches``."""
 
 
 def kept_counters():

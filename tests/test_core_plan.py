@@ -344,6 +344,49 @@ def test_conservative_identical_runs_reproduce_plan(order, seed):
         assert got[key].tolist() == expected[key].tolist(), key
 
 
+def ladder_workload(seed, n=700, total=64):
+    """A deep backlog of narrow jobs of one shape (size 1 or 2, a 4-hour estimate),
+    submitted one by one so that their reservations differ, with a few jobs of other
+    shapes between them and most runs ending early: each early completion lets a long
+    stretch of same-shape holders, consecutive in the index and across its blocks, move
+    up, each into the slot the ones before it left (backfill.pxd: _one_shape_stretch)."""
+    rng = np.random.default_rng(seed)
+    size = 1 + seed % 2
+    t = 0
+    submit, request, procs = [], [], []
+    for _ in range(n):
+        t += int(rng.integers(0, 90))
+        if rng.random() < 0.85:
+            submit.append(t), request.append(14400), procs.append(size)
+        else:
+            submit.append(t)
+            request.append(int(rng.choice([600, 3600, 28800])))
+            procs.append(int(rng.integers(1, total // 2)))
+    submit, request = np.array(submit), np.array(request)
+    procs = np.array(procs, dtype=np.int32)
+    early = rng.random(n) < 0.7
+    runtime = np.where(early, request * rng.uniform(0.02, 1.0, n), request).astype(np.int64)
+    user = rng.integers(1, 6, n)
+    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), total)
+
+
+@pytest.mark.parametrize("order, bf_order", [("fcfs", "queue"), ("sjf", "queue"),
+                                             ("fcfs", "sjf")])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_conservative_one_shape_stretches_reproduce_plan(order, bf_order, seed):
+    """Stretches of same-shape holders answered together from one walk of the profile
+    (docs/core.md "One-shape stretches") give the schedule `plan` gives re-planning every
+    job one by one."""
+    w = ladder_workload(seed)
+    policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
+    submit, runtime, request, procs, user, queue, partition, total = w
+    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
+    got = replay_with_plan(w, policy)
+    for key in ("start", "reservation", "backfilled", "est"):
+        assert got[key].tolist() == expected[key].tolist(), key
+
+
 def test_kept_counters_only_in_a_counted_build():
     """`kept_counters()` is None in the default build (nothing counted); in a build with
     MALLEO_COUNT=1 (_core/counters.pxd) its counts of a conservative replay are coherent:
@@ -367,7 +410,9 @@ def test_kept_counters_only_in_a_counted_build():
     tot = {k: sum(c[k] for c in counts) for k in COUNTER_NAMES}
     assert tot["passes"] >= tot["kept_passes"] + tot["rebuilt_passes"] > 0
     assert tot["new_jobs"] <= len(w[0])
-    assert tot["moved_holders"] == tot["update_pairs"] + tot["moved_in_runs"]
+    assert (tot["moved_holders"]
+            == tot["update_pairs"] + tot["moved_in_runs"] + tot["moved_in_stretches"])
+    assert tot["stretches"] <= tot["update_pairs"] <= tot["range_updates"]
     assert tot["holder_visits"] >= tot["dec_tests"] >= tot["searches"]
     assert tot["update_pairs"] >= tot["pairs_same_shape"] >= tot["pairs_same_shape_offset"]
     assert tot["holder_visits"] >= tot["visits_same_shape"] >= tot["visits_same_entry"]
