@@ -771,7 +771,9 @@ cdef inline bint _stretch_push(const profile_t* p, ppos_t* cur, simtime_t* pos,
 cdef inline void _stretch_move(sched_t* s, simtime_t a, simtime_t z, procs_t procs,
                                simtime_t hold) noexcept nogil:
     """``procs`` more processors taken over [a, z) and given back over [a + hold, z + hold)
-    (a + hold >= z), recorded where they came back, as one moved holder does."""
+    (a + hold >= z): a move over overlapping slots, of one holder, a run of identical ones
+    or a run of equal cover of a stretch; recorded where they came back, with the most
+    now free there as its bound."""
     cdef procs_t back
     profile_reserve_merge(&s.prof, a, z, procs)
     back = profile_give_back_max(&s.prof, a + hold, z + hold, procs)
@@ -809,7 +811,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     cdef simtime_t dq_end[STRETCH_SEGMENTS]
     cdef intp_t head = 0
     cdef intp_t tail = 0
-    cdef intp_t cnt, k, a, z, c, c0, moved, prev_job, job, kb
+    cdef intp_t cnt, k, a, z, c, c0, prev_job, job, kb
     cdef procs_t d, top
     cdef ppos_t cur
     cdef simtime_t pos, prev_w, wk, r, t, start, joint
@@ -898,7 +900,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
                 joint = t if c > 0 else -1
             start = t
     # the answers, in place (the stretch ends at (b, k) or at a block's end)
-    moved = 0
+    # (every member moves: ws[m] < rs[m])
     b = at_b[0]
     blk = h.blk[b]
     i = at_i[0]
@@ -907,16 +909,14 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             b += 1
             blk = h.blk[b]
             i = 0
-        if ws[a] < rs[a]:
-            give_reservation(s, blk.job[i], ws[a])
-            blk.resv[i] = ws[a]
-            moved += 1
+        give_reservation(s, blk.job[i], ws[a])
+        blk.resv[i] = ws[a]
         i += 1
     at_b[0] = b
     at_i[0] = i
     count(CNT_STRETCHES, 1)
-    count(CNT_MOVED_HOLDERS, moved)
-    count(CNT_MOVED_IN_STRETCHES, moved - 1)       # the first one counts as an update pair
+    count(CNT_MOVED_HOLDERS, cnt)
+    count(CNT_MOVED_IN_STRETCHES, cnt - 1)         # the first one counts as an update pair
     shape_note_both(&s.prof, n, hold, prev_w)
     last[0] = prev_w
     return True
@@ -1040,18 +1040,16 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         count(CNT_MOVED_HOLDERS, 1 + extra)
                         count(CNT_MOVED_IN_RUNS, extra)
                         count(CNT_RANGE_UPDATES, 2)
-                        profile_reserve_merge(&s.prof, when, r, (1 + extra) * n)
-                        back = profile_give_back_max(&s.prof, when + hold, r + hold,
-                                                     (1 + extra) * n)
+                        _stretch_move(s, when, r, (1 + extra) * n, hold)
                     else:
                         count(CNT_MOVED_HOLDERS, 1)
                         count(CNT_RANGE_UPDATES, 2)
                         back = profile_give_back_max(&s.prof, r, r + hold, n)
                         profile_reserve(&s.prof, when, when + hold, n)   # before r: [r,
                         profile_merge_at(&s.prof, r)     # r + hold) keeps its counts
-                    # where processors came back, with the most now free there as its
-                    # bound (when + hold may be r itself)
-                    dec_add_max(&s.prof, when + hold if when + hold > r else r, r + hold, back)
+                        # where processors came back, with the most now free there as
+                        # its bound (when + hold may be r itself)
+                        dec_add_max(&s.prof, r, r + hold, back)
             shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
             last_n = n
             last_hold = hold

@@ -75,6 +75,29 @@ def replay_with_plan(w, policy):
             "est": est_at_start}
 
 
+def assert_plan_reproduces_simulate(w, policy):
+    """`simulate` of workload ``w`` and `plan` called at every event (replay_with_plan) give
+    the same start, reservation, backfilled and estimate for every job."""
+    submit, runtime, request, procs, user, queue, partition, total = w
+    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
+    got = replay_with_plan(w, policy)
+    for key in ("start", "reservation", "backfilled", "est"):
+        assert got[key].tolist() == expected[key].tolist(), key
+
+
+def with_early_runtimes(rng, submit, request, procs, total, early_share, low):
+    """The workload tuple of jobs (submit, request, procs) on ``total`` processors: a
+    share ``early_share`` of them end early, after ``low``-100% of their request (drawn
+    from ``rng`` in that order), the rest at their request; users 1-5, queue and
+    partition 0."""
+    n = len(submit)
+    early = rng.random(n) < early_share
+    runtime = np.where(early, request * rng.uniform(low, 1.0, n), request).astype(np.int64)
+    user = rng.integers(1, 6, n)
+    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), total)
+
+
 def numpy_workload(seed, n=70, total=24):
     rng = np.random.default_rng(seed)
     submit = np.sort(rng.integers(0, n * 12, n))
@@ -145,11 +168,7 @@ POLICIES += [
                          ids=["numpy", "lublin"])
 def test_plan_at_every_event_reproduces_simulate(policy, make, seed):
     w = make(seed)
-    submit, runtime, request, procs, user, queue, partition, total = w
-    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
-    got = replay_with_plan(w, policy)
-    for key in ("start", "reservation", "backfilled", "est"):
-        assert got[key].tolist() == expected[key].tolist(), key
+    assert_plan_reproduces_simulate(w, policy)
 
 
 def test_plan_is_pure_and_validates():
@@ -251,11 +270,7 @@ def test_slurm_resumed_passes_reproduce_plan(order, k, window, res, seed):
     w = backlog_workload(seed)
     policy = Policy(order=order, backfill="slurm", bf_max_job_test=k, bf_window=window,
                     bf_resolution=res)
-    submit, runtime, request, procs, user, queue, partition, total = w
-    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
-    got = replay_with_plan(w, policy)
-    for key in ("start", "reservation", "backfilled", "est"):
-        assert got[key].tolist() == expected[key].tolist(), key
+    assert_plan_reproduces_simulate(w, policy)
 
 
 def holder_workload(seed, n=420, total=64):
@@ -278,11 +293,7 @@ def holder_workload(seed, n=420, total=64):
         procs += [size] * k
     submit, request = np.array(submit[:n]), np.array(request[:n])
     procs = np.array(procs[:n], dtype=np.int32)
-    early = rng.random(n) < 0.6
-    runtime = np.where(early, request * rng.uniform(0.1, 1.0, n), request).astype(np.int64)
-    user = rng.integers(1, 6, n)
-    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
-            np.zeros(n, dtype=np.int64), total)
+    return with_early_runtimes(rng, submit, request, procs, total, 0.6, 0.1)
 
 
 @pytest.mark.parametrize("order, bf_order", [("fcfs", "queue"), ("sjf", "queue"),
@@ -296,11 +307,7 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     the same schedule (a wrong skip leaves a reservation later than the rebuilt pass's)."""
     w = holder_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
-    submit, runtime, request, procs, user, queue, partition, total = w
-    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
-    got = replay_with_plan(w, policy)
-    for key in ("start", "reservation", "backfilled", "est"):
-        assert got[key].tolist() == expected[key].tolist(), key
+    assert_plan_reproduces_simulate(w, policy)
 
 
 def identical_runs_workload(seed, n=600, total=128):
@@ -337,11 +344,7 @@ def test_conservative_identical_runs_reproduce_plan(order, seed):
     (moving one holder more than [start, reservation) has room for changes it)."""
     w = identical_runs_workload(seed)
     policy = Policy(order=order, backfill="conservative")
-    submit, runtime, request, procs, user, queue, partition, total = w
-    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
-    got = replay_with_plan(w, policy)
-    for key in ("start", "reservation", "backfilled", "est"):
-        assert got[key].tolist() == expected[key].tolist(), key
+    assert_plan_reproduces_simulate(w, policy)
 
 
 def ladder_workload(seed, n=700, total=64):
@@ -364,11 +367,7 @@ def ladder_workload(seed, n=700, total=64):
             procs.append(int(rng.integers(1, total // 2)))
     submit, request = np.array(submit), np.array(request)
     procs = np.array(procs, dtype=np.int32)
-    early = rng.random(n) < 0.7
-    runtime = np.where(early, request * rng.uniform(0.02, 1.0, n), request).astype(np.int64)
-    user = rng.integers(1, 6, n)
-    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
-            np.zeros(n, dtype=np.int64), total)
+    return with_early_runtimes(rng, submit, request, procs, total, 0.7, 0.02)
 
 
 @pytest.mark.parametrize("order, bf_order", [("fcfs", "queue"), ("sjf", "queue"),
@@ -380,11 +379,7 @@ def test_conservative_one_shape_stretches_reproduce_plan(order, bf_order, seed):
     job one by one."""
     w = ladder_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
-    submit, runtime, request, procs, user, queue, partition, total = w
-    expected = simulate(submit, runtime, request, procs, user, queue, partition, total, policy)
-    got = replay_with_plan(w, policy)
-    for key in ("start", "reservation", "backfilled", "est"):
-        assert got[key].tolist() == expected[key].tolist(), key
+    assert_plan_reproduces_simulate(w, policy)
 
 
 def test_kept_counters_only_in_a_counted_build():
