@@ -18,7 +18,7 @@ from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETION
                       CNT_PAIRS_SAME_SHAPE_OFFSET, CNT_MOVED_HOLDERS, CNT_MOVED_IN_RUNS,
                       CNT_RANGE_UPDATES, CNT_NEW_JOBS, CNT_PAIRS_CHAIN,
                       CNT_SLURM_RESERVATIONS, CNT_SLURM_IN_RUNS, CNT_MOVED_IN_STRETCHES,
-                      CNT_STRETCHES)
+                      CNT_STRETCHES, CNT_POINT_TESTS)
 from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_release, profile_reserve,
                       profile_fits, profile_earliest, profile_free_now, profile_hint,
                       profile_note, profile_last_time, profile_pend_push, profile_pend_pop,
@@ -27,7 +27,8 @@ from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_re
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
                       profile_reserve_merge, profile_min_over, profile_give_back_max,
-                      dec_add_max, _next_below_before)
+                      dec_add_max, _next_below_before,
+                      profile_last_short_end)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
@@ -933,6 +934,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef simtime_t when, hold, lb, r, hint
     cdef procs_t n, top, back
     cdef bint is_gone
+    cdef ppos_t at
     cdef procs_t last_n = 0         # the shape last visited and its answer in this pass
     cdef simtime_t last_hold = 0
     cdef simtime_t last_when = -1
@@ -996,9 +998,17 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                     continue
                 if lb < s.now:
                     lb = s.now
+                count(CNT_DEC_TESTS, lb + hold < r)
+                count(CNT_POINT_TESTS, lb + hold >= r)
+                if lb + hold >= r:
+                    # every start from lb on has the window [s, r): it moves exactly when
+                    # the segment before r has n free, to the end of the last one before
+                    # it short of n (or lb)
+                    at = profile_locate(&s.prof, r - 1)
+                    if profile_value(&s.prof, at) >= n:
+                        when = profile_last_short_end(&s.prof, at, n, lb)
                 # a move needs an instant before r where processors came back and n are free
-                count(CNT_DEC_TESTS, lb < r)
-                if lb < r and dec_may_fit(&s.prof, lb, r, n):
+                elif dec_may_fit(&s.prof, lb, r, n):
                     count(CNT_SEARCHES, 1)
                     hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
                     if hint > lb:

@@ -42,6 +42,7 @@ cdef extern from *:
         X(SLURM_IN_RUNS, "slurm_in_runs") \
         X(STRETCHES, "stretches") \
         X(MOVED_IN_STRETCHES, "moved_in_stretches") \
+        X(POINT_TESTS, "point_tests") \
 
     #define MALLEO_CNT_INDEX(id, name) CNT_##id,
     #define MALLEO_CNT_NAME(id, name) name,
@@ -85,6 +86,7 @@ cdef extern from *:
         CNT_SLURM_IN_RUNS
         CNT_STRETCHES
         CNT_MOVED_IN_STRETCHES
+        CNT_POINT_TESTS
     const bint COUNT_ON "MALLEO_COUNT"
     const char* const malleo_cnt_names[CNT_KINDS]
     long long malleo_cnt[CNT_SEGMENTS][CNT_KINDS]

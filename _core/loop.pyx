@@ -193,7 +193,10 @@ estimate, same start: docs/core.md "Runs of identical reservations in the slurm 
 ``stretches`` counts the one-shape stretches of the kept pass, ``moved_in_stretches`` the
 holders they moved after the first (docs/core.md "One-shape stretches"; the first one is
 an update pair, and ``range_updates`` counts two per run of equal cover), so
-``moved_holders`` = ``update_pairs`` + ``moved_in_runs`` + ``moved_in_stretches``."""
+``moved_holders`` = ``update_pairs`` + ``moved_in_runs`` + ``moved_in_stretches``.
+``point_tests`` counts the holders whose hold covers [lower bound, reservation], answered
+by the free count just before their reservation and a backward walk instead of
+``dec_tests`` and a search (docs/core.md "Holders whose hold covers the window")."""
 
 
 def kept_counters():

@@ -1046,6 +1046,66 @@ cdef inline bint _next_at_least_before(const profile_t* p, ppos_t* k, procs_t pr
         i = 0
 
 
+cdef inline intp_t _skip_free_enough_back(const profile_t* p, intp_t b, procs_t procs,
+                                          simtime_t lo) noexcept nogil:
+    """The last block from ``b`` down with a segment of fewer than ``procs`` free; -1 if
+    none, or once every block left ends at or before ``lo`` (the caller stops there).
+    Blocks one by one down to a group's last block, then whole groups by glo."""
+    cdef intp_t g
+    while b >= 0 and (b + 1) % PROFILE_GROUP != 0:
+        if p.blo[b] + p.badd[b] < procs:
+            return b
+        if p.bfirst[b] <= lo:       # the blocks before end at or before bfirst[b]
+            return -1
+        b -= 1
+    if b < 0:
+        return -1
+    g = b // PROFILE_GROUP          # b is the group's last block
+    while p.glo[g] >= procs:
+        if g == 0 or p.bfirst[g * PROFILE_GROUP] <= lo:
+            return -1
+        g -= 1
+    b = g * PROFILE_GROUP + PROFILE_GROUP - 1
+    if b >= p.nb:
+        b = p.nb - 1
+    while p.blo[b] + p.badd[b] >= procs:       # the group has such a block
+        b -= 1
+    return b
+
+
+cdef inline simtime_t profile_last_short_end(const profile_t* p, ppos_t k, procs_t procs,
+                                             simtime_t lo) noexcept nogil:
+    """The end (seconds) of the last segment before breakpoint ``k`` with fewer than
+    ``procs`` free, when that end is after ``lo``; else ``lo`` (every segment meeting
+    [lo, time of k) has at least ``procs`` free).  The backward twin of
+    _next_below_before: entries of a block, then whole blocks and groups by their
+    minima."""
+    cdef intp_t b = k.b
+    cdef intp_t i = k.i - 1
+    cdef const pblock_t* blk = &p.blk[b]
+    cdef simtime_t end = blk.time[k.i]          # the end of segment i
+    cdef procs_t need
+    while True:
+        need = procs - p.badd[b]
+        if p.blo[b] < need:
+            while i >= 0:
+                if end <= lo:
+                    return lo
+                if blk.free[i] < need:
+                    return end
+                end = blk.time[i]
+                i -= 1
+        end = blk.time[0]           # the end of the previous block's last segment
+        if end <= lo or b == 0:
+            return lo
+        b = _skip_free_enough_back(p, b - 1, procs, lo)
+        if b < 0:
+            return lo
+        blk = &p.blk[b]
+        i = blk.n - 1
+        end = p.bfirst[b + 1]       # blocks after b to here have no short segment
+
+
 cdef inline procs_t _extreme_over(const profile_t* p, simtime_t a, simtime_t b,
                                   bint lowest) noexcept nogil:
     """The fewest (``lowest``) or the most processors free on a segment meeting [a, b)

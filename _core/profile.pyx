@@ -10,7 +10,8 @@ from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release
                       profile_fits, profile_earliest,
                       profile_locate, profile_value, profile_origin, profile_last_time,
                       profile_hint, profile_note, profile_merge_at, profile_min_over,
-                      profile_max_over, dec_add, dec_bound, dec_may_fit, PROFILE_BLOCK,
+                      profile_max_over, profile_last_short_end, dec_add, dec_bound,
+                      dec_may_fit, PROFILE_BLOCK,
                       PROFILE_GROUP)
 
 
@@ -130,6 +131,14 @@ cdef class Profile:
         if start < profile_origin(&self.p) or end <= start:
             raise ValueError(f"min_over: need origin <= start < end, got [{start}, {end})")
         return profile_min_over(&self.p, start, end)
+
+    def last_short_end(self, simtime_t lo, simtime_t t, procs_t procs):
+        """The end of the last segment before the one holding ``t`` with fewer than
+        ``procs`` free, when it ends after ``lo``; else ``lo`` (origin <= lo <= t): the
+        kept conservative pass's answer for a holder whose hold covers [lo, t]."""
+        if lo < profile_origin(&self.p) or t < lo:
+            raise ValueError(f"last_short_end: need origin <= lo <= t, got {lo}, {t}")
+        return profile_last_short_end(&self.p, profile_locate(&self.p, t), procs, lo)
 
     def max_over(self, simtime_t start, simtime_t end):
         """The most processors free at any instant of [start, end) (origin <= start <

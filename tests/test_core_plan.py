@@ -408,7 +408,9 @@ def test_kept_counters_only_in_a_counted_build():
     assert (tot["moved_holders"]
             == tot["update_pairs"] + tot["moved_in_runs"] + tot["moved_in_stretches"])
     assert tot["stretches"] <= tot["update_pairs"] <= tot["range_updates"]
-    assert tot["holder_visits"] >= tot["dec_tests"] >= tot["searches"]
+    assert tot["holder_visits"] >= tot["dec_tests"] + tot["point_tests"]
+    assert tot["dec_tests"] >= tot["searches"]
+    assert tot["point_tests"] > 0 and tot["dec_tests"] > 0
     assert tot["update_pairs"] >= tot["pairs_same_shape"] >= tot["pairs_same_shape_offset"]
     assert tot["holder_visits"] >= tot["visits_same_shape"] >= tot["visits_same_entry"]
     assert kept_counters()[0]["passes"] == 0            # read and reset

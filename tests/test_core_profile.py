@@ -315,6 +315,14 @@ def test_groups_of_blocks_match_brute_force(seed):
         window = free[start:start + length]
         assert prof.min_over(start, start + length) == window.min()
         assert prof.max_over(start, start + length) == window.max()
+        # backwards from the segment holding t: the end of the last one short of procs
+        t = start + length
+        seg = int(times[np.searchsorted(times, t, side="right") - 1])
+        lo = start if seg >= start else seg
+        for need in (procs, int(rng.integers(1, 40))):
+            short = np.flatnonzero(free[lo:seg] < need)
+            assert prof.last_short_end(lo, t, need) == (lo + int(short[-1]) + 1
+                                                        if len(short) else lo)
 
 
 @settings(max_examples=200, deadline=None)
