@@ -10,6 +10,8 @@
 # with the minimum size of its entries (`low`).  Inserting or removing an entry moves at
 # most HOLD_BLOCK entries and, when a block splits or empties, the block pointers (8 bytes
 # each), never the blocks; emptied blocks stay allocated behind the ones in use for reuse.
+# `finger`, the block of the last insertion, is only a guess an insertion checks before
+# its binary search over the blocks.
 #
 # Invariants whenever a kernel returns: blocks blk[0:nb] are in order and each holds 1..
 # HOLD_BLOCK entries in order; `low` is the exact minimum of the block's sizes; `n` is the
@@ -42,6 +44,7 @@ cdef struct holders_t:
     intp_t nb           # blocks in use
     intp_t cap          # pointers allocated
     intp_t n            # entries in all blocks
+    intp_t finger       # the block the last insertion went to (a guess, checked)
 
 
 cdef inline bint hold_before(const double* key, const simtime_t* submit, simtime_t ra,
@@ -144,14 +147,20 @@ cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t*
     cdef hblock_t* nxt
     if h.nb == 0:
         return holders_append(h, resv, j, hold, procs)
-    # b: the last block whose first entry is not after the new one (0 if none)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if hold_before(key, submit, resv, j, h.blk[mid].resv[0], h.blk[mid].job[0]):
-            hi = mid
-        else:
-            lo = mid + 1
-    b = lo - 1 if lo > 0 else 0
+    # b: the last block whose first entry is not after the new one (0 if none); the
+    # block of the last insertion first (a pass inserts its moved holders mostly in order)
+    b = h.finger
+    if not (0 <= b < h.nb
+            and not hold_before(key, submit, resv, j, h.blk[b].resv[0], h.blk[b].job[0])
+            and (b + 1 == h.nb or hold_before(key, submit, resv, j, h.blk[b + 1].resv[0],
+                                              h.blk[b + 1].job[0]))):
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if hold_before(key, submit, resv, j, h.blk[mid].resv[0], h.blk[mid].job[0]):
+                hi = mid
+            else:
+                lo = mid + 1
+        b = lo - 1 if lo > 0 else 0
     blk = h.blk[b]
     if blk.n == HOLD_BLOCK:
         nxt = _hold_new_block(h, b + 1)
@@ -166,6 +175,8 @@ cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t*
         _hold_low(nxt)
         if not hold_before(key, submit, resv, j, nxt.resv[0], nxt.job[0]):
             blk = nxt
+            b += 1
+    h.finger = b
     # i: the first entry of the block after the new one
     lo = 0
     hi = blk.n
