@@ -559,6 +559,7 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     cdef intp_t i, q, j, m
     cdef simtime_t when, hold, lb, r, hint
     cdef procs_t n
+    cdef ppos_t at
     for q in range(s.n_wait):
         r = s.resv_cur[s.wait[q]]
         if 0 <= r < s.now:
@@ -578,14 +579,19 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
             lb = s.now
         r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
         if r >= 0:
-            # a move needs an instant before r where processors came back and n are free
-            if lb < r and dec_may_fit(&s.prof, lb, r, n):
+            when = r
+            if lb < r and lb + hold >= r:
+                # every start from lb on has the window [s, r) (docs/core.md "Holders
+                # whose hold covers the window")
+                at = profile_locate(&s.prof, r - 1)
+                if profile_value(&s.prof, at) >= n:
+                    when = profile_last_short_end(&s.prof, at, n, lb)
+            elif lb < r and dec_may_fit(&s.prof, lb, r, n):
+                # a move needs an instant before r where processors came back, n free
                 hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
                 if hint > lb:
                     lb = hint
                 when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
-            else:
-                when = r
             if when < r:
                 profile_reserve(&s.prof, r, r + hold, -n)
                 profile_reserve(&s.prof, when, when + hold, n)
@@ -1007,8 +1013,8 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                     at = profile_locate(&s.prof, r - 1)
                     if profile_value(&s.prof, at) >= n:
                         when = profile_last_short_end(&s.prof, at, n, lb)
-                # a move needs an instant before r where processors came back and n are free
                 elif dec_may_fit(&s.prof, lb, r, n):
+                    # a move needs an instant before r where processors came back, n free
                     count(CNT_SEARCHES, 1)
                     hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
                     if hint > lb:
