@@ -43,7 +43,7 @@ from _types cimport simtime_t, procs_t, intp_t
 
 
 cdef enum:
-    PROFILE_BLOCK = 64    # breakpoints per block (a block is 776 bytes)
+    PROFILE_BLOCK = 128   # breakpoints per block (a block is 1,544 bytes)
 
 
 cdef struct pblock_t:

@@ -1,5 +1,8 @@
 import numpy as np
 
+BLOCK: int
+GROUP: int
+
 class Profile:
     def __init__(self, origin: int, free_now: int) -> None: ...
     @property

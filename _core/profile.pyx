@@ -15,6 +15,12 @@ from profile cimport (profile_t, ppos_t, pblock_t, profile_init, profile_release
                       PROFILE_GROUP)
 
 
+BLOCK = PROFILE_BLOCK
+"""Breakpoints a block of the profile holds at most (tests size their inputs by it)."""
+GROUP = PROFILE_GROUP
+"""Blocks in a group (the second level of summaries)."""
+
+
 @cython.final
 cdef class Profile:
     """Free processors over time from ``origin`` on: breakpoints (time, free) in C blocks

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from malleo._core.heap import EventHeap
-from malleo._core.profile import Profile
+from malleo._core.profile import BLOCK, GROUP, Profile
 
 HORIZON = 400   # seconds covered by the brute-force array
 
@@ -273,11 +273,12 @@ def test_groups_of_blocks_match_brute_force(seed):
     blocks): after every change the group summaries (glo, ghi) are exact (check()), and
     the searches that skip whole groups give the per-second array's answers."""
     rng = np.random.default_rng(seed)
-    total, horizon = 256, 40_000
+    scale = max(1, BLOCK // 64)         # the same density of breakpoints per block
+    total, horizon = 256, 40_000 * scale
     free = np.full(horizon + 5_000, total, dtype=np.int64)
     prof = Profile(0, total)
     taken = []
-    for k in range(6_000):
+    for k in range(6_000 * scale):
         begin = int(rng.integers(0, horizon - 2_000))
         length = int(rng.integers(1, 600))
         need = int(rng.integers(1, 24))
@@ -287,7 +288,7 @@ def test_groups_of_blocks_match_brute_force(seed):
             taken.append((begin, length, need))
         if k % 500 == 0:
             prof.check()
-    assert prof.check() > 8 * 12      # more than 12 groups of 8 blocks
+    assert prof.check() > GROUP * 12      # more than 12 groups of blocks
     for k in range(0, len(taken), 3):     # a third given back: stale breakpoints dropped
         begin, length, need = taken[k]
         before = len(prof)
