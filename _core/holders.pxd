@@ -26,8 +26,8 @@ from _types cimport simtime_t, procs_t, intp_t
 
 
 cdef enum:
-    HOLD_BLOCK = 64     # entries per block
-    HOLD_FILL = 48      # entries per block when filled in bulk (room for inserts)
+    HOLD_BLOCK = 128    # entries per block
+    HOLD_FILL = 96      # entries per block when filled in bulk (room for inserts)
 
 
 cdef struct hblock_t:
