@@ -716,8 +716,10 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
 
 
 cdef enum:
-    STRETCH_SEGMENTS = 512  # profile segments one stretch may keep (_one_shape_stretch)
-    STRETCH_MEMBERS = 64    # holders one stretch may answer
+    STRETCH_SEGMENTS = 2048     # profile segments one stretch may keep (_one_shape_stretch)
+    STRETCH_MEMBERS = 256       # holders one stretch may answer
+    STRETCH_TOP = 1 << 30       # most processors one stretch may take over a segment (its
+                                # members times their size, well within procs_t)
 
 
 cdef inline simtime_t _segment_end(const profile_t* p, ppos_t k) noexcept nogil:
@@ -818,7 +820,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     cdef simtime_t dq_end[STRETCH_SEGMENTS]
     cdef intp_t head = 0
     cdef intp_t tail = 0
-    cdef intp_t cnt, k, a, z, c, c0, prev_job, job, kb
+    cdef intp_t cnt, k, a, z, c, c0, prev_job, job, kb, most
     cdef procs_t d, top
     cdef ppos_t cur
     cdef simtime_t pos, prev_w, wk, r, t, start, joint
@@ -833,9 +835,13 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
         return False
     if not _holder_stays(s, h, b, i, w, blk.job[i]):
         return False
-    # the stretch takes at most STRETCH_MEMBERS n over a segment: one with that many free
-    # or more is never a wall
-    top = STRETCH_MEMBERS * n
+    # the stretch takes at most `most` n over a segment: one with that many free or more
+    # is never a wall (`most` keeps that count, and every offset d, within STRETCH_TOP:
+    # 256 members of 2**24 processors would not fit in procs_t)
+    most = STRETCH_MEMBERS
+    if n > STRETCH_TOP // STRETCH_MEMBERS:
+        most = STRETCH_TOP // n
+    top = <procs_t> (most * n)
     cur = profile_locate(&s.prof, w)
     pos = w
     # the leader's window [w, r_i) has n free (its answer); it takes them
@@ -849,7 +855,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     cnt = 1
     prev_w = w
     prev_job = blk.job[i]
-    while cnt < STRETCH_MEMBERS:
+    while cnt < most:
         if k == blk.n:
             if b + 1 == h.nb:
                 break

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from malleo._core import PlanState, plan, simulate
+from malleo.limits import MAX_PROCS
 from malleo.policy import Multifactor, Policy
 
 
@@ -380,6 +381,44 @@ def test_conservative_one_shape_stretches_reproduce_plan(order, bf_order, seed):
     w = ladder_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
     assert_plan_reproduces_simulate(w, policy)
+
+
+def wide_ladder_workload(seed, n=600, total=4):
+    """ladder_workload's backlog with jobs half the machine wide: stretches of two
+    holders sharing a reservation (each pair runs side by side), between jobs of every
+    other size."""
+    rng = np.random.default_rng(seed)
+    t = 0
+    submit, request, procs = [], [], []
+    for _ in range(n):
+        t += int(rng.integers(0, 90))
+        submit.append(t)
+        if rng.random() < 0.85:
+            request.append(14400), procs.append(total // 2)
+        else:
+            request.append(int(rng.choice([600, 3600, 28800])))
+            procs.append(int(rng.integers(1, total + 1)))
+    submit, request = np.array(submit), np.array(request)
+    procs = np.array(procs, dtype=np.int32)
+    return with_early_runtimes(rng, submit, request, procs, total, 0.7, 0.02)
+
+
+@pytest.mark.parametrize("make", [wide_ladder_workload, ladder_workload, holder_workload])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_conservative_schedule_is_the_same_at_max_procs(make, seed):
+    """Every size and the machine multiplied by one factor, up to MAX_PROCS processors,
+    give the same conservative schedule: the kept pass's processor sums (a stretch takes
+    up to STRETCH_MEMBERS times its size over a segment, backfill.pxd) stay exact at the
+    largest sizes the core accepts (a stretch of 256 holders of 2**23 processors would not
+    fit in procs_t: STRETCH_TOP caps it)."""
+    w = make(seed)
+    factor = MAX_PROCS // w[7]
+    big = w[:3] + (w[3] * factor,) + w[4:7] + (w[7] * factor,)
+    assert big[7] <= MAX_PROCS and big[3].dtype == np.int32
+    policy = Policy(backfill="conservative")
+    small_run, big_run = simulate(*w, policy), simulate(*big, policy)
+    for column in ("start", "reservation", "backfilled"):
+        np.testing.assert_array_equal(big_run[column], small_run[column], err_msg=column)
 
 
 def test_kept_counters_only_in_a_counted_build():
