@@ -698,7 +698,8 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     cdef const simtime_t* resv = blk.resv
     cdef const procs_t* procs = blk.procs
     cdef const simtime_t* hold = blk.hold
-    cdef simtime_t r
+    cdef simtime_t r, h
+    cdef procs_t n
     while i < m:
         if COUNT_ON:
             count(CNT_HOLDER_VISITS, 1)
@@ -708,10 +709,24 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
         r = resv[i]
         if r <= now:
             break
-        if procs[i] <= top and not (procs[i] == last_n and hold[i] == last_hold
-                                    and last_when >= r):
+        n = procs[i]
+        if n <= top and not (n == last_n and hold[i] == last_hold and last_when >= r):
             break
+        # the entries equal to this one (reservation, size, hold) get its verdict: four
+        # at a time while the block has them (the index keeps reservations in order, so
+        # resv[i + 4] == r covers the three before it)
+        h = hold[i]
         i += 1
+        while (i + 3 < m and resv[i + 3] == r
+               and ((procs[i] ^ n) | (procs[i + 1] ^ n) | (procs[i + 2] ^ n)
+                    | (procs[i + 3] ^ n)) == 0
+               and ((hold[i] ^ h) | (hold[i + 1] ^ h) | (hold[i + 2] ^ h)
+                    | (hold[i + 3] ^ h)) == 0):
+            if COUNT_ON:
+                count(CNT_HOLDER_VISITS, 4)
+                count(CNT_VISITS_SAME_SHAPE, 4)
+                count(CNT_VISITS_SAME_ENTRY, 4)
+            i += 4
     return i
 
 
