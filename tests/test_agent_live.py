@@ -108,9 +108,18 @@ class AgentProcess:
             time.sleep(0.2)
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> int:
+        """Send ``sig`` and wait up to ``timeout`` seconds for the exit status; an agent
+        still running then is killed (so that it cannot act on the next test's cluster)
+        and the test fails with its log's end."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the agent did not exit {timeout:g} s after signal {sig!r}; "
+                                 f"killed:\n{self.log.read_text()[-3000:]}") from None
 
 
 @pytest.fixture
