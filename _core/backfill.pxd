@@ -714,7 +714,7 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
             break
         # the entries equal to this one (reservation, size, hold) get its verdict: four
         # at a time while the block has them (the index keeps reservations in order, so
-        # resv[i + 4] == r covers the three before it)
+        # resv[i + 3] == r covers the three before it)
         h = hold[i]
         i += 1
         while (i + 3 < m and resv[i + 3] == r
@@ -853,9 +853,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     # the stretch takes at most `most` n over a segment: one with that many free or more
     # is never a wall (`most` keeps that count, and every offset d, within STRETCH_TOP:
     # 256 members of 2**24 processors would not fit in procs_t)
-    most = STRETCH_MEMBERS
-    if n > STRETCH_TOP // STRETCH_MEMBERS:
-        most = STRETCH_TOP // n
+    most = min(STRETCH_MEMBERS, STRETCH_TOP // n)
     top = <procs_t> (most * n)
     cur = profile_locate(&s.prof, w)
     pos = w

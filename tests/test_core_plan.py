@@ -348,14 +348,18 @@ def test_conservative_identical_runs_reproduce_plan(order, seed):
     assert_plan_reproduces_simulate(w, policy)
 
 
-def ladder_workload(seed, n=700, total=64):
-    """A deep backlog of narrow jobs of one shape (size 1 or 2, a 4-hour estimate),
-    submitted one by one so that their reservations differ, with a few jobs of other
-    shapes between them and most runs ending early: each early completion lets a long
-    stretch of same-shape holders, consecutive in the index and across its blocks, move
-    up, each into the slot the ones before it left (backfill.pxd: _one_shape_stretch)."""
+def ladder_workload(seed, n=700, total=64, size=None, other_high=None):
+    """A deep backlog of narrow jobs of one shape (``size``, by default 1 or 2, a 4-hour
+    estimate), submitted one by one so that their reservations differ, with a few jobs of
+    other shapes (sizes from 1 to below ``other_high``, by default total // 2) between
+    them and most runs ending early: each early completion lets a long stretch of
+    same-shape holders, consecutive in the index and across its blocks, move up, each
+    into the slot the ones before it left (backfill.pxd: _one_shape_stretch)."""
     rng = np.random.default_rng(seed)
-    size = 1 + seed % 2
+    if size is None:
+        size = 1 + seed % 2
+    if other_high is None:
+        other_high = total // 2
     t = 0
     submit, request, procs = [], [], []
     for _ in range(n):
@@ -365,7 +369,7 @@ def ladder_workload(seed, n=700, total=64):
         else:
             submit.append(t)
             request.append(int(rng.choice([600, 3600, 28800])))
-            procs.append(int(rng.integers(1, total // 2)))
+            procs.append(int(rng.integers(1, other_high)))
     submit, request = np.array(submit), np.array(request)
     procs = np.array(procs, dtype=np.int32)
     return with_early_runtimes(rng, submit, request, procs, total, 0.7, 0.02)
@@ -383,24 +387,11 @@ def test_conservative_one_shape_stretches_reproduce_plan(order, bf_order, seed):
     assert_plan_reproduces_simulate(w, policy)
 
 
-def wide_ladder_workload(seed, n=600, total=4):
+def wide_ladder_workload(seed):
     """ladder_workload's backlog with jobs half the machine wide: stretches of two
     holders sharing a reservation (each pair runs side by side), between jobs of every
     other size."""
-    rng = np.random.default_rng(seed)
-    t = 0
-    submit, request, procs = [], [], []
-    for _ in range(n):
-        t += int(rng.integers(0, 90))
-        submit.append(t)
-        if rng.random() < 0.85:
-            request.append(14400), procs.append(total // 2)
-        else:
-            request.append(int(rng.choice([600, 3600, 28800])))
-            procs.append(int(rng.integers(1, total + 1)))
-    submit, request = np.array(submit), np.array(request)
-    procs = np.array(procs, dtype=np.int32)
-    return with_early_runtimes(rng, submit, request, procs, total, 0.7, 0.02)
+    return ladder_workload(seed, n=600, total=4, size=2, other_high=5)
 
 
 @pytest.mark.parametrize("make", [wide_ladder_workload, ladder_workload, holder_workload])
