@@ -48,6 +48,12 @@ cdef inline void give_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
         s.resv_first[j] = when
 
 
+cdef inline void move_reservation(sched_t* s, intp_t j, simtime_t when) noexcept nogil:
+    """give_reservation for a holder of the index: it has had a reservation since it
+    entered, so its first one is kept without a look (a write only, no dependent load)."""
+    s.resv_cur[j] = when
+
+
 cdef inline bint _bfo_before(const sched_t* s, intp_t a, intp_t b) noexcept nogil:
     """SJBF candidate order of jobs a, b: (estimate, queue key, submit, index), i.e.
     (estimate, queue order)."""
@@ -935,7 +941,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             b += 1
             blk = h.blk[b]
             i = 0
-        give_reservation(s, blk.job[i], ws[a])
+        move_reservation(s, blk.job[i], ws[a])
         blk.resv[i] = ws[a]
         i += 1
     at_b[0] = b
@@ -1093,7 +1099,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 i += 1
                 continue
             j = blk.job[i]
-            give_reservation(s, j, when)
+            move_reservation(s, j, when)
             if when > s.now and _holder_stays(s, h, b, i, when, j):
                 # its new place in the index is its old one: the entry (and its identical
                 # followers, which come right after it in the same order) takes `when`
@@ -1101,7 +1107,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                 blk.resv[i] = when
                 i += 1
                 while extra > 0:
-                    give_reservation(s, blk.job[i], when)
+                    move_reservation(s, blk.job[i], when)
                     blk.resv[i] = when
                     i += 1
                     extra -= 1
@@ -1119,7 +1125,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             # entry i of this block in turn (a removal keeps the entries after i there)
             while extra > 0 and not is_gone:
                 j = blk.job[i]
-                give_reservation(s, j, when)
+                move_reservation(s, j, when)
                 s.rtmp[n_new + n_moved].resv = when
                 s.rtmp[n_new + n_moved].pos = j
                 n_moved += 1
