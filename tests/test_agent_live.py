@@ -328,6 +328,69 @@ def test_slurmctld_restart_under_the_agent(quiet_cluster, policy_file, tmp_path,
     assert not agent.events("cycle_crashed")
 
 
+STOP_GRACE = 2
+"""The agent's --stop-grace in test_sigterm_while_slurmctld_is_stopped (seconds)."""
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("kind", ["cli", "libslurm"])
+def test_sigterm_while_slurmctld_is_stopped(quiet_cluster, policy_file, tmp_path, slurm_jobs,
+                                            kind):
+    """slurmctld frozen (SIGSTOP) under a running agent, whose next Slurm call then waits
+    for it (libslurm's RPC, or squeue/scontrol): SIGTERM ends the agent within --stop-grace
+    and a little, exit 0, the status file marked stopped, ``agent_stop`` naming the part
+    left behind.  Thawed, Slurm starts the queued job on its own."""
+    from malleo.plugin.agent import status_file
+    from malleo.plugin.backends import libslurm_backend
+
+    directory = quiet_cluster.directory or str(Path(quiet_cluster.conf).parent.parent)
+    pids = Path(directory) / "run" / "pids"
+    if not pids.exists():
+        pytest.skip("the cluster was not started by local-slurm.sh; cannot find its slurmctld")
+    if kind == "libslurm":
+        why = libslurm_backend.unavailable_reason(quiet_cluster.conf,
+                                                  quiet_cluster.backend.version()[:2])
+        if why is not None:
+            pytest.skip(f"the libslurm backend cannot run here: {why}")
+    ctld = next(int(line.split()[1]) for line in pids.read_text().splitlines()
+                if line.split()[:1] == ["slurmctld"])
+    backend = quiet_cluster.backend
+    blocker = backend.submit(wrap="sleep 10", nodes=NODES, time_limit=60, output="/dev/null",
+                             workdir=str(tmp_path))
+    slurm_jobs.append(blocker)
+    wait_until(lambda: backend.job(blocker).is_running, 30, "the blocker to start")
+    queued = backend.submit(wrap="sleep 1", nodes=2, time_limit=60, output="/dev/null",
+                            workdir=str(tmp_path))
+    slurm_jobs.append(queued)
+    agent = AgentProcess(quiet_cluster.conf, policy_file, tmp_path / "agent.log",
+                         "--backend", kind, "--stop-grace", str(STOP_GRACE))
+    frozen = False
+    try:
+        agent.wait_for(lambda: backend.job(queued).priority >= BAND_LOW, 30,
+                       "the agent to rank the queued job")
+        os.kill(ctld, signal.SIGSTOP)
+        frozen = True
+        time.sleep(1)           # the agent polls every 0.2 s: a call now waits for slurmctld
+        t0 = time.monotonic()
+        code = agent.stop(timeout=30)
+        seconds = time.monotonic() - t0
+    finally:
+        agent.stop(signal.SIGKILL)
+        if frozen:
+            os.kill(ctld, signal.SIGCONT)
+    stop = agent.events("agent_stop")
+    # The grace time, then the final status write and the interpreter's exit (measured:
+    # 2.2 s in all; a margin for a loaded 2-core machine).  Before, the agent waited for the
+    # call to fail: 9.1 s here, Slurm's MessageTimeout (10 s) from the freeze.
+    assert seconds < STOP_GRACE + 5, f"the agent took {seconds:.1f} s to stop: {stop}"
+    assert code == 0
+    assert len(stop) == 1 and stop[0].get("abandoned") in ("read", "poll"), stop
+    doc = status_file.read(os.environ["MALLEO_STATE_DIR"])
+    assert doc["agent"]["pid"] == agent.proc.pid and doc["agent"]["stopped"] is True
+    wait_until(lambda: backend.job(queued).is_finished, 60, "Slurm to run the queued job")
+    assert backend.job(queued).state == "COMPLETED"
+
+
 def _try_submit(backend, tmp_path):
     from malleo.plugin.backends.errors import SlurmError
 

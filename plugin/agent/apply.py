@@ -20,6 +20,7 @@ at most one write, not a renumbering of the queue.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -140,12 +141,15 @@ class ApplyReport:
         vanished: ids Slurm no longer knows (cancelled and purged between read and act).
         not_pending: ids whose state no longer allows it (started, finished, held).
         failed: id -> Slurm's message for other refusals.
+        unwritten: ids not written because the agent stopped meanwhile (they keep their
+            priority).
     """
 
     applied: dict[int, int] = field(default_factory=dict)
     vanished: list[int] = field(default_factory=list)
     not_pending: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    unwritten: list[int] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
@@ -153,17 +157,21 @@ class ApplyReport:
         return len(self.vanished) + len(self.not_pending) + len(self.failed)
 
 
-def apply_priorities(backend: SlurmBackend, writes: dict[int, int], order: list[int]
-                     ) -> ApplyReport:
+def apply_priorities(backend: SlurmBackend, writes: dict[int, int], order: list[int], *,
+                     is_stopped: Callable[[], bool] | None = None) -> ApplyReport:
     """Write ``writes`` through ``backend``, highest wanted rank first.
 
     A job cancelled, started or held since the read is skipped (recorded in the report),
     never fatal.  ``SlurmUnavailable`` (the controller went away) propagates: the caller
-    retries the whole cycle on fresh state.
+    retries the whole cycle on fresh state.  Once ``is_stopped()`` is true (the agent left
+    the cycle behind) no further write starts: the rest are ``unwritten``.
     """
     report = ApplyReport()
     rank = {job: k for k, job in enumerate(order)}
     for job in sorted(writes, key=lambda j: rank.get(j, len(rank))):
+        if is_stopped is not None and is_stopped():
+            report.unwritten.append(job)
+            continue
         try:
             backend.set_priority(job, writes[job])
         except InvalidJobId:

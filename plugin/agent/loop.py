@@ -10,11 +10,22 @@ The loop runs a cycle every ``period`` seconds and as soon as the queue fingerpr
 exponential backoff; nothing but a signal ends the loop.  SIGTERM/SIGINT finish the current
 cycle and exit 0; SIGHUP reloads the policy file (an invalid one is logged with its
 ``FILE:LINE`` error and the old policy kept).
+
+The cycles run in a worker thread; the main thread only waits for it and for a stop.  Python
+runs signal handlers in the main thread, between bytecodes: a cycle blocked in a Slurm call
+(libslurm's RPC to a slurmctld that stopped answering, a ``squeue`` that hangs) would hold
+SIGTERM for as long as the call lasts.  So a stop gives the cycle in flight ``stop_grace``
+seconds and then leaves without it (``agent_stop`` says ``abandoned``: the part it was in):
+the cycle writes nothing more, the backend's Slurm commands in flight are killed
+(:meth:`SlurmBackend.abandon`), the status file is marked stopped.  What such a cycle left
+half done is safe: each write is one job's priority or node count, which Slurm applies whole
+or not at all, and every job stays pending under Slurm's own scheduler, as at any stop.
 """
 from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,6 +56,14 @@ ONCE_ATTEMPTS = 3
 """Attempts of a ``--once`` run before it gives up (exit 1)."""
 SUMMARY_EVERY = 300.0
 """Seconds between INFO ``summary`` lines (idle cycles log at DEBUG only)."""
+STOP_GRACE = 5.0
+"""Seconds a stopping agent waits for the cycle in flight before it leaves without it."""
+STOP_CHECK = 0.2
+"""Longest wait (seconds) of the main thread between two looks at the stop request."""
+
+
+class _Abandoned(Exception):
+    """Raised in the worker thread when the agent stopped without waiting for its cycle."""
 
 
 def load_agent_policy(path: str | Path) -> Policy:
@@ -136,17 +155,22 @@ class Agent:
         backoff_max: longest wait (seconds) between retries when Slurm fails.
         state_dir: directory of the status file ``agent.json`` (written atomically after
             every cycle, read by ``malleo slurm status`` and ``diag``); None: none written.
+        stop_grace: seconds a stop (SIGTERM, SIGINT, :meth:`request_stop`) waits for the
+            cycle in flight before :meth:`run` returns without it (module docstring).
 
     Raises:
-        PolicyError: the policy file is invalid.
+        PolicyError: the policy file is invalid, or ``period``/``stop_grace`` out of range.
     """
 
     def __init__(self, backend: SlurmBackend, policy_path: str | Path, *, period: float = 5.0,
                  poll: float = 0.5, dry_run: bool = False, unit: str = "nodes",
                  partition: str | None = None, metrics: Metrics | None = None,
-                 backoff_max: float = 30.0, state_dir: str | Path | None = None):
+                 backoff_max: float = 30.0, state_dir: str | Path | None = None,
+                 stop_grace: float = STOP_GRACE):
         if period <= 0:
             raise PolicyError(f"period: must be > 0 seconds, got {period}")
+        if not stop_grace >= 0:
+            raise PolicyError(f"stop_grace: must be >= 0 seconds, got {stop_grace}")
         self.backend = backend
         self.policy_path = str(policy_path)
         self.policy = load_agent_policy(policy_path)
@@ -171,9 +195,12 @@ class Agent:
         self._publish_lock = threading.Lock()
         self._summary = {"cycles": 0, "idle": 0, "written": 0, "errors": 0,
                          "since": time.monotonic()}
+        self.stop_grace = float(stop_grace)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._reload = False
+        self._left = threading.Event()      # run() left its cycle behind: the cycle is moot
+        self._part = None                   # (part, since) the worker is in; None: waiting
         self.metrics.set("malleo_agent_dry_run", 1 if dry_run else 0)
         self._set_info()
 
@@ -201,9 +228,10 @@ class Agent:
             # The ping goes with the read (the CLI backend runs it beside the reads and
             # waits for it first): an unreachable controller fails at once, where the
             # reads would retry for seconds each.
-            t_read = time.monotonic()
+            t_read = self._enter("read")
             fingerprint, snapshot = read_with_fingerprint(self.backend, ping=attempt == 0)
             parts = {"read": time.monotonic() - t_read}
+            self._enter("plan")
             parts.update({f"read.{k}": v for k, v in
                           (getattr(self.backend, "last_read", None) or {}).items()
                           if k != "read"})
@@ -218,7 +246,7 @@ class Agent:
                 return CycleResult(inputs, None, [], [], {}, None, fingerprint,
                                    seconds=time.monotonic() - t0, live=live, parts=parts)
             order, started_now = live.order, live.started_now
-            t_apply = time.monotonic()
+            t_apply = self._enter("apply")
             current = dict(zip(inputs.pending_ids.tolist(), inputs.pending_priority.tolist()))
             writes = assign_priorities(order, current)
             report = None
@@ -229,7 +257,10 @@ class Agent:
                           writes=len(writes))
                     continue
                 sized = self._apply_sizes(live)
-                report = apply_priorities(self.backend, writes, order)
+                report = apply_priorities(self.backend, writes, order,
+                                          is_stopped=self._left.is_set)
+                if self._left.is_set():
+                    raise _Abandoned()
             parts["apply"] = time.monotonic() - t_apply
             break
         else:
@@ -237,6 +268,7 @@ class Agent:
                   retries=STALE_RETRIES, note="nothing applied this cycle")
             report = ApplyReport()
             writes = {}
+        self._enter(None)
         shadow_report = self._compare_with_previous(snapshot) if self.dry_run else None
         self.planner.commit(live)
         self._shadow.last_order = order
@@ -256,6 +288,8 @@ class Agent:
 
         done = {}
         for job_id, size in live.start_sizes().items():
+            if self._left.is_set():
+                raise _Abandoned()
             try:
                 self.backend.update_job(job_id, num_nodes=size)
             except SlurmCommandError as exc:
@@ -266,6 +300,18 @@ class Agent:
         if done:
             self.metrics.inc("malleo_agent_sizes_applied_total", len(done))
         return done
+
+    def _enter(self, part: str | None) -> float:
+        """Record the part of the cycle the worker enters (None: none); return the time.
+
+        Raises:
+            _Abandoned: the agent stopped without waiting for this cycle: it must not go on.
+        """
+        if self._left.is_set():
+            raise _Abandoned()
+        now = time.monotonic()
+        self._part = None if part is None else (part, now)
+        return now
 
     def _compare_with_previous(self, snapshot: Snapshot) -> shadow.ShadowReport | None:
         memory = self._shadow
@@ -403,7 +449,7 @@ class Agent:
                 loop: a 10,000-job document takes about 0.3 s to build and write, which
                 must not delay the next cycle), which writes the latest state once.
         """
-        if self.state_dir is None:
+        if self.state_dir is None or (self._left.is_set() and not stopped):
             return
         if not wait:
             if self._publisher is None:
@@ -434,6 +480,8 @@ class Agent:
     def _write_status(self, stopped: bool) -> None:
         from malleo.plugin.agent import status_file, status_view
 
+        if self._left.is_set() and not stopped:
+            return              # a cycle left behind: the stopped status is the last word
         try:
             doc = status_view.agent_document(self, stopped=stopped)
             status_file.write(self.state_dir, doc)
@@ -460,6 +508,11 @@ class Agent:
     def run(self, once: bool = False) -> int:
         """Run cycles until stopped; return the process exit status.
 
+        The cycles run in a worker thread (``malleo-cycles``); this thread waits for it and
+        for a stop request (module docstring).  A stop lets the cycle in flight finish for up
+        to ``stop_grace`` seconds, then returns without it.  Either way the status file is
+        marked stopped and ``agent_stop`` logged before this returns.
+
         Returns:
             0 after SIGTERM/SIGINT (or a completed ``once`` cycle); 1 when a ``once`` run
             could not complete a cycle in :data:`ONCE_ATTEMPTS` attempts.
@@ -473,59 +526,115 @@ class Agent:
         event(self.log, logging.INFO, "agent_start", policy=self.policy.describe(),
               config=self.policy_path, backend=getattr(self.backend, "name", "?"),
               dry_run=self.dry_run, period=self.period, poll=self.poll, unit=self.unit,
-              partition=self.partition or "(default)")
-        backoff = BACKOFF_INITIAL
-        failures = 0
-        last_fp = None
-        has_cycled = False
+              partition=self.partition or "(default)", stop_grace=self.stop_grace)
+        outcome: dict = {}
+        worker = threading.Thread(target=self._serve, args=(once, outcome), name="malleo-cycles",
+                                  daemon=True)
+        left: dict = {}
         try:
-            while not self._stop.is_set():
-                if self._reload:
-                    self.reload_policy()
-                try:
-                    result = self.cycle()
-                except SlurmError as exc:
-                    if isinstance(exc, SlurmConfigError) and not has_cycled:
-                        self._refuse_config(exc)
-                    failures += 1
-                    self._summary["errors"] += 1
-                    kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
-                    self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
-                    event(self.log, logging.WARNING, "cycle_failed", kind=kind,
-                          error=" ".join(str(exc).replace("*", "").split()),
-                          retry_in=backoff, failures=failures)
-                except Exception as exc:  # a bug must not take the scheduler policy down
-                    failures += 1
-                    self._summary["errors"] += 1
-                    self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
-                    self.log.exception("cycle_crashed", extra={"malleo_fields": {
-                        "error": repr(exc), "retry_in": backoff}})
-                else:
-                    failures = 0
-                    has_cycled = True
-                    backoff = BACKOFF_INITIAL
-                    last_fp = result.fingerprint
-                    self.last_cycle = result
-                    self.publish(wait=once)
-                    self._maybe_summarise()
-                    if once:
-                        return 0
-                    self._wait_for_trigger(last_fp)
-                    continue
-                self.publish(wait=once)
-                self._maybe_summarise()
-                if once and failures >= ONCE_ATTEMPTS:
-                    return 1
-                self._sleep(backoff)
-                backoff = min(backoff * 2, self.backoff_max)
-            return 0
+            worker.start()
+            # A timed join, not an Event.wait: the handlers set the events, and a handler
+            # that runs while this thread holds an Event's lock would wait for itself.
+            while worker.is_alive() and not self._stop.is_set():
+                worker.join(STOP_CHECK)
+            worker.join(self.stop_grace)
+            if worker.is_alive():
+                left = self._leave(worker)
+            elif "error" in outcome:
+                raise outcome["error"]
+            return outcome.get("code", 0)
         finally:
             self._maybe_summarise(force=True)
             self._stop_publisher()
             self.publish(stopped=True)
-            event(self.log, logging.INFO, "agent_stop")
+            event(self.log, logging.INFO, "agent_stop", **left)
             for sig, handler in previous:
                 signal.signal(sig, handler)
+
+    def _leave(self, worker: threading.Thread) -> dict:
+        """Leave the worker thread's cycle behind: stop the backend's commands in flight;
+        return the ``agent_stop`` fields that say what was left (the part, its seconds so
+        far, where the worker was: its innermost frames in malleo's code)."""
+        self._left.set()
+        part = self._part
+        frame = sys._current_frames().get(worker.ident)
+        where = []
+        while frame is not None and len(where) < 3:     # malleo's own innermost frames
+            code = frame.f_code
+            if frame.f_globals.get("__name__", "").startswith("malleo."):
+                where.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+            frame = frame.f_back
+        try:
+            self.backend.abandon()
+        except Exception as exc:        # leaving must not fail: log it and go
+            event(self.log, logging.WARNING, "abandon_failed", error=repr(exc))
+        return {"abandoned": part[0] if part else "wait",
+                "abandoned_after": round(time.monotonic() - part[1], 3) if part else None,
+                "grace": self.stop_grace, "where": " < ".join(where)}
+
+    def _serve(self, once: bool, outcome: dict) -> None:
+        """The worker thread: :meth:`_cycles`, its return code or exception in ``outcome``."""
+        try:
+            outcome["code"] = self._cycles(once)
+        except _Abandoned:
+            pass
+        except BaseException as exc:    # re-raised by run() in the main thread
+            outcome["error"] = exc
+
+    def _cycles(self, once: bool) -> int:
+        """Run cycles until a stop (the service loop of :meth:`run`)."""
+        backoff = BACKOFF_INITIAL
+        failures = 0
+        last_fp = None
+        has_cycled = False
+        while not self._stop.is_set():
+            if self._reload:
+                self.reload_policy()
+            try:
+                result = self.cycle()
+            except SlurmError as exc:
+                if self._left.is_set():
+                    raise _Abandoned() from None
+                if isinstance(exc, SlurmConfigError) and not has_cycled:
+                    self._refuse_config(exc)
+                failures += 1
+                self._summary["errors"] += 1
+                kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
+                self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
+                event(self.log, logging.WARNING, "cycle_failed", kind=kind,
+                      error=" ".join(str(exc).replace("*", "").split()),
+                      retry_in=backoff, failures=failures)
+            except _Abandoned:
+                raise
+            except Exception as exc:  # a bug must not take the scheduler policy down
+                if self._left.is_set():
+                    raise _Abandoned() from None
+                failures += 1
+                self._summary["errors"] += 1
+                self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
+                self.log.exception("cycle_crashed", extra={"malleo_fields": {
+                    "error": repr(exc), "retry_in": backoff}})
+            else:
+                failures = 0
+                has_cycled = True
+                backoff = BACKOFF_INITIAL
+                last_fp = result.fingerprint
+                self.last_cycle = result
+                self.publish(wait=once)
+                self._maybe_summarise()
+                if once:
+                    return 0
+                self._wait_for_trigger(last_fp)
+                continue
+            finally:
+                self._part = None
+            self.publish(wait=once)
+            self._maybe_summarise()
+            if once and failures >= ONCE_ATTEMPTS:
+                return 1
+            self._sleep(backoff)
+            backoff = min(backoff * 2, self.backoff_max)
+        return 0
 
     def _refuse_config(self, exc: SlurmConfigError) -> None:
         """Raise the bad-input error for a slurm.conf Slurm cannot parse at start."""
@@ -547,8 +656,11 @@ class Agent:
             if self._stop.is_set() or self._reload:
                 return
             try:
+                self._enter("poll")
                 self.backend.ping()
                 if queue_fingerprint(self.backend) != last_fp:
                     return
             except SlurmError:
                 return          # the full cycle reports and backs off
+            finally:
+                self._part = None

@@ -137,6 +137,12 @@ class SlurmBackend(abc.ABC):
         return tuple(sorted((str(j.job_id), j.state) for j in self.all_jobs()
                             if not j.is_finished))
 
+    def abandon(self) -> None:
+        """Stop the Slurm calls in flight in other threads, for an agent that leaves a cycle
+        blocked in one (``malleo slurm agent`` stopping): the calls fail or end soon after.
+        Here nothing (a call inside libslurm cannot be interrupted; it ends with the
+        process); the CLI backend kills the Slurm commands it runs."""
+
     # --- acting ---------------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
 
 import orjson
@@ -81,6 +82,8 @@ class CliBackend(SlurmBackend):
         self.read = read
         self._env = dict(os.environ)
         self._scontrol_json: bool | None = None     # scontrol --json exists (23.02 on)
+        self._children: set[subprocess.Popen] = set()      # running commands (abandon)
+        self._children_lock = threading.Lock()
         if conf is not None:
             self._env["SLURM_CONF"] = str(conf)
 
@@ -112,16 +115,47 @@ class CliBackend(SlurmBackend):
 
     def _run_in(self, argv: list[str], stdin: str | None, check_stderr: bool,
                 cwd: str | None, env: dict | None = None, text: bool = True):
+        proc = self._spawn(argv, stdin=subprocess.PIPE if stdin is not None else None,
+                           env=env, cwd=cwd, text=text)
         try:
-            proc = subprocess.run(argv, input=stdin, capture_output=True, text=text,
-                                  env={**self._env, **env} if env else self._env,
-                                  timeout=self.timeout, cwd=cwd)
+            out, err = proc.communicate(stdin, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise SlurmUnavailable(f"{' '.join(argv)}: no answer within {self.timeout:g} s") from None
+        finally:
+            self._reap(proc)
+        return self._checked(argv, proc.returncode, out, err, check_stderr, text)
+
+    def _spawn(self, argv: list[str], *, stdin=subprocess.DEVNULL, env: dict | None = None,
+               cwd: str | None = None, text: bool = False) -> subprocess.Popen:
+        """Start a Slurm command (output captured), registered for :meth:`abandon` until
+        :meth:`_reap`."""
+        try:
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=text, cwd=cwd,
+                                    env={**self._env, **env} if env else self._env)
         except FileNotFoundError:
             raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
                                    f"(slurm-client) and on PATH?") from None
-        except subprocess.TimeoutExpired:
-            raise SlurmUnavailable(f"{' '.join(argv)}: no answer within {self.timeout:g} s") from None
-        return self._checked(argv, proc.returncode, proc.stdout, proc.stderr, check_stderr, text)
+        with self._children_lock:
+            self._children.add(proc)
+        return proc
+
+    def _reap(self, proc: subprocess.Popen) -> None:
+        """Forget ``proc``; kill it first if it still runs (a timeout, an exception)."""
+        with self._children_lock:
+            self._children.discard(proc)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    def abandon(self) -> None:
+        """Kill the Slurm commands running now (SIGKILL): their callers get SlurmError.
+        A killed ``scontrol update`` was applied by slurmctld or not at all."""
+        with self._children_lock:
+            running = list(self._children)
+        for proc in running:
+            if proc.poll() is None:
+                proc.kill()
 
     def _checked(self, argv: list[str], returncode: int, out, err, check_stderr: bool = False,
                  text: bool = True):
@@ -135,23 +169,17 @@ class CliBackend(SlurmBackend):
 
     def _start(self, argv: list[str], env: dict | None = None) -> subprocess.Popen:
         """Start a read-only command whose output :meth:`_collect` reads (bytes)."""
-        try:
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE,
-                                    env={**self._env, **env} if env else self._env)
-        except FileNotFoundError:
-            raise SlurmUnavailable(f"{argv[0]} not found: is Slurm's client installed "
-                                   f"(slurm-client) and on PATH?") from None
+        return self._spawn(argv, env=env)
 
     def _collect(self, proc: subprocess.Popen, deadline: float) -> bytes:
         """The stdout of a command :meth:`_start` started, as :meth:`_run` checks it."""
         try:
             out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 0.001))
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
             raise SlurmUnavailable(f"{' '.join(proc.args)}: no answer within "
                                    f"{self.timeout:g} s") from None
+        finally:
+            self._reap(proc)
         return self._checked(list(proc.args), proc.returncode, out, err, text=False)
 
     def _error(self, message: str, argv: list[str], returncode: int | None) -> SlurmError:
@@ -165,11 +193,16 @@ class CliBackend(SlurmBackend):
 
     def _controller_answers(self) -> bool:
         try:
-            proc = subprocess.run(["scontrol", "ping"], capture_output=True, text=True,
-                                  env=self._env, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired):
+            proc = self._spawn(["scontrol", "ping"], stdin=None, text=True)
+        except (OSError, SlurmUnavailable):
             return False
-        return proc.returncode == 0 and " is UP" in proc.stdout
+        try:
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        finally:
+            self._reap(proc)
+        return proc.returncode == 0 and " is UP" in out
 
     def _json(self, argv: list[str]) -> dict:
         out = self._run(argv)
@@ -302,8 +335,7 @@ class CliBackend(SlurmBackend):
             raise
         finally:
             for proc in started.values():       # after a failure: stop the others
-                proc.kill()
-                proc.communicate()
+                self._reap(proc)
         times["read"] = time.monotonic() - t0
         self.last_read = times
         return parts, nodes, jobs

@@ -56,6 +56,10 @@ def slurm() -> None:
               envvar="MALLEO_METRICS_ADDRESS", show_envvar=True,
               help="Address the metrics server binds (127.0.0.1: this host only; :: for IPv6).")
 @click.option("--once", is_flag=True, help="Run one cycle and exit (0 done, 1 Slurm failed).")
+@click.option("--stop-grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              metavar="SECONDS",
+              help="On SIGTERM/SIGINT, wait this long for the cycle in flight (a Slurm call "
+                   "that does not return), then exit without it.")
 @STATE_DIR
 @_LOG_FORMAT
 @_LOG_LEVEL
@@ -69,8 +73,8 @@ def slurm() -> None:
 @_PARTITION
 @_UNIT
 @_CONF
-def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, state_dir,
-          log_format, log_level, backend, partition, unit, slurm_conf,
+def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, stop_grace,
+          state_dir, log_format, log_level, backend, partition, unit, slurm_conf,
           reconfig_socket) -> None:
     """Run the malleo policy agent.
 
@@ -78,8 +82,9 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
     --config, and writes job priorities so that the jobs the plan starts now rank highest
     and the others follow the planned order; Slurm's scheduler does the starting.
 
-    Exit status: 0 after SIGTERM/SIGINT (the current cycle is finished first) or a
-    completed --once; 1 when --once could not reach Slurm; 2 bad configuration.
+    Exit status: 0 after SIGTERM/SIGINT (the current cycle is finished first, or left
+    after --stop-grace seconds) or a completed --once; 1 when --once could not reach
+    Slurm; 2 bad configuration.
     """
     from malleo.plugin.agent import status_file
     from malleo.plugin.agent.logs import configure
@@ -107,7 +112,7 @@ def agent(config, period, poll, dry_run, metrics_port, metrics_address, once, st
     metrics = Metrics()
     the_agent = Agent(_backend_or_refuse(slurm_conf, backend), config, period=period, poll=poll,
                       dry_run=dry_run, unit=unit, partition=partition, metrics=metrics,
-                      state_dir=state_dir)
+                      state_dir=state_dir, stop_grace=stop_grace)
     server = None
     if metrics_port is not None:
         try:
