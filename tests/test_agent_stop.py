@@ -168,3 +168,45 @@ def test_sighup_during_a_blocked_read_is_applied_when_it_returns(tmp_path):
     names = [e["event"] for e in events]
     assert names.count("policy_reloaded") == 1
     assert names.index("policy_reloaded") < max(k for k, n in enumerate(names) if n == "cycle")
+
+
+def test_a_cycle_blocked_too_long_is_reported_stalled_then_unstalled(tmp_path):
+    """The main thread watches the cycle: a read that blocks past ``stall_after`` logs
+    ``cycle_stalled`` once (with where it waits) and sets the gauge; when the read returns,
+    ``cycle_unstalled`` and the gauge back at 0."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text('order = "fcfs"\nbackfill = "easy"\n')
+    slurm = StalledSlurm([job(5, 4, "RUNNING"), job(6, 16, "PENDING")])
+    agent = Agent(slurm, policy, period=0.3, poll=0, stop_grace=GRACE)
+    agent.stall_after = 0.5
+    seen = {}
+
+    def resume_then_stop():
+        time.sleep(1.5)                 # past stall_after: reported by now
+        seen["gauge_while_blocked"] = agent.metrics.get("malleo_agent_cycle_stalled")
+        slurm.resume.set()
+        time.sleep(0.8)                 # the read returned; cycles go on
+        seen["gauge_after"] = agent.metrics.get("malleo_agent_cycle_stalled")
+        agent.request_stop()
+
+    unblock = threading.Timer(UNBLOCK_AFTER, slurm.resume.set)
+    unblock.start()
+    try:
+        threading.Thread(target=lambda: slurm.stalled.wait(30) and resume_then_stop(),
+                         daemon=True).start()
+        code, _, events = run_logged(agent)
+    finally:
+        unblock.cancel()
+    assert code == 0
+    assert seen == {"gauge_while_blocked": 1, "gauge_after": 0}
+    stalled = [e for e in events if e["event"] == "cycle_stalled"]
+    assert len(stalled) == 1
+    assert stalled[0]["part"] == "read" and stalled[0]["seconds"] >= 0.5
+    assert "read_snapshot" in stalled[0]["where"]
+    unstalled = [e for e in events if e["event"] == "cycle_unstalled"]
+    assert len(unstalled) == 1 and unstalled[0]["part"] == "read"
+    assert unstalled[0]["seconds"] >= 1.4
+    names = [e["event"] for e in events]
+    # the first cycle is the one that was stalled (the watch may see it end a little later)
+    assert names.index("cycle_stalled") < names.index("cycle")
+    assert names.index("cycle_stalled") < names.index("cycle_unstalled")

@@ -60,6 +60,9 @@ STOP_GRACE = 5.0
 """Seconds a stopping agent waits for the cycle in flight before it leaves without it."""
 STOP_CHECK = 0.2
 """Longest wait (seconds) of the main thread between two looks at the stop request."""
+STALL_AFTER = 30.0
+"""Seconds the cycle may spend in one part (read, plan, apply, poll) before the main thread
+logs ``cycle_stalled`` (once per part; ``cycle_unstalled`` when it moves on)."""
 
 
 class _Abandoned(Exception):
@@ -201,7 +204,10 @@ class Agent:
         self._reload = False
         self._left = threading.Event()      # run() left its cycle behind: the cycle is moot
         self._part = None                   # (part, since) the worker is in; None: waiting
+        self.stall_after = STALL_AFTER
+        self._stalled = None                # the _part reported as stalled, until it ends
         self.metrics.set("malleo_agent_dry_run", 1 if dry_run else 0)
+        self.metrics.set("malleo_agent_cycle_stalled", 0)
         self._set_info()
 
     def _set_info(self) -> None:
@@ -537,6 +543,7 @@ class Agent:
             # that runs while this thread holds an Event's lock would wait for itself.
             while worker.is_alive() and not self._stop.is_set():
                 worker.join(STOP_CHECK)
+                self._watch(worker)
             worker.join(self.stop_grace)
             if worker.is_alive():
                 left = self._leave(worker)
@@ -551,26 +558,50 @@ class Agent:
             for sig, handler in previous:
                 signal.signal(sig, handler)
 
+    def _watch(self, worker: threading.Thread) -> None:
+        """In the main thread: log ``cycle_stalled`` (WARNING) once the worker has spent
+        :attr:`stall_after` seconds in one part of a cycle, and ``cycle_unstalled`` when it
+        has left that part; the ``malleo_agent_cycle_stalled`` gauge is 1 in between."""
+        part = self._part
+        now = time.monotonic()
+        if self._stalled is not None and part is not self._stalled:
+            event(self.log, logging.INFO, "cycle_unstalled", part=self._stalled[0],
+                  seconds=round(now - self._stalled[1], 3))
+            self._stalled = None
+            self.metrics.set("malleo_agent_cycle_stalled", 0)
+        if (part is not None and self._stalled is None
+                and now - part[1] >= self.stall_after):
+            self._stalled = part
+            self.metrics.set("malleo_agent_cycle_stalled", 1)
+            event(self.log, logging.WARNING, "cycle_stalled", part=part[0],
+                  seconds=round(now - part[1], 3), where=self._where(worker))
+
+    @staticmethod
+    def _where(worker: threading.Thread) -> str:
+        """The worker's innermost frames in malleo's code (``file:line function``)."""
+        frame = sys._current_frames().get(worker.ident)
+        where = []
+        while frame is not None and len(where) < 3:
+            code = frame.f_code
+            if frame.f_globals.get("__name__", "").startswith("malleo."):
+                where.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+            frame = frame.f_back
+        return " < ".join(where)
+
     def _leave(self, worker: threading.Thread) -> dict:
         """Leave the worker thread's cycle behind: stop the backend's commands in flight;
         return the ``agent_stop`` fields that say what was left (the part, its seconds so
         far, where the worker was: its innermost frames in malleo's code)."""
         self._left.set()
         part = self._part
-        frame = sys._current_frames().get(worker.ident)
-        where = []
-        while frame is not None and len(where) < 3:     # malleo's own innermost frames
-            code = frame.f_code
-            if frame.f_globals.get("__name__", "").startswith("malleo."):
-                where.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
-            frame = frame.f_back
+        where = self._where(worker)
         try:
             self.backend.abandon()
         except Exception as exc:        # leaving must not fail: log it and go
             event(self.log, logging.WARNING, "abandon_failed", error=repr(exc))
         return {"abandoned": part[0] if part else "wait",
                 "abandoned_after": round(time.monotonic() - part[1], 3) if part else None,
-                "grace": self.stop_grace, "where": " < ".join(where)}
+                "grace": self.stop_grace, "where": where}
 
     def _serve(self, once: bool, outcome: dict) -> None:
         """The worker thread: :meth:`_cycles`, its return code or exception in ``outcome``."""

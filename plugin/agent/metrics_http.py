@@ -38,6 +38,8 @@ _HELP: dict[str, tuple[str, str]] = {
     "malleo_agent_machine_units": ("gauge", "Usable nodes (or CPUs) of the managed partition."),
     "malleo_agent_busy_units": ("gauge", "Nodes (or CPUs) held by running jobs."),
     "malleo_agent_last_success_timestamp_seconds": ("gauge", "Epoch time of the last completed cycle."),
+    "malleo_agent_cycle_stalled": (
+        "gauge", "1 while the cycle in flight has spent over 30 s in one part (read, plan, apply, poll)."),
     "malleo_agent_policy_reloads_total": ("counter", "SIGHUP policy reloads, by result."),
     "malleo_agent_shadow_inversions_total": (
         "counter", "Shadow mode: pairs of jobs Slurm started in the opposite of the planned order."),
