@@ -455,7 +455,7 @@ class Agent:
                 loop: a 10,000-job document takes about 0.3 s to build and write, which
                 must not delay the next cycle), which writes the latest state once.
         """
-        if self.state_dir is None or (self._left.is_set() and not stopped):
+        if self.state_dir is None:
             return
         if not wait:
             if self._publisher is None:
@@ -623,28 +623,26 @@ class Agent:
                 self.reload_policy()
             try:
                 result = self.cycle()
-            except SlurmError as exc:
-                if self._left.is_set():
+            except _Abandoned:
+                raise
+            except Exception as exc:
+                if self._left.is_set():     # the failure of a cycle left behind: moot
                     raise _Abandoned() from None
                 if isinstance(exc, SlurmConfigError) and not has_cycled:
                     self._refuse_config(exc)
                 failures += 1
                 self._summary["errors"] += 1
-                kind = "slurm_unavailable" if isinstance(exc, SlurmUnavailable) else "slurm"
-                self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
-                event(self.log, logging.WARNING, "cycle_failed", kind=kind,
-                      error=" ".join(str(exc).replace("*", "").split()),
-                      retry_in=backoff, failures=failures)
-            except _Abandoned:
-                raise
-            except Exception as exc:  # a bug must not take the scheduler policy down
-                if self._left.is_set():
-                    raise _Abandoned() from None
-                failures += 1
-                self._summary["errors"] += 1
-                self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
-                self.log.exception("cycle_crashed", extra={"malleo_fields": {
-                    "error": repr(exc), "retry_in": backoff}})
+                if isinstance(exc, SlurmError):
+                    kind = ("slurm_unavailable" if isinstance(exc, SlurmUnavailable)
+                            else "slurm")
+                    self.metrics.inc("malleo_agent_cycle_errors_total", kind=kind)
+                    event(self.log, logging.WARNING, "cycle_failed", kind=kind,
+                          error=" ".join(str(exc).replace("*", "").split()),
+                          retry_in=backoff, failures=failures)
+                else:   # a bug must not take the scheduler policy down
+                    self.metrics.inc("malleo_agent_cycle_errors_total", kind="internal")
+                    self.log.exception("cycle_crashed", extra={"malleo_fields": {
+                        "error": repr(exc), "retry_in": backoff}})
             else:
                 failures = 0
                 has_cycled = True
