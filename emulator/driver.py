@@ -8,8 +8,8 @@ machine cannot hold, maps processors to whole nodes on node-exclusive machines, 
 from __future__ import annotations
 
 import functools
+import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -23,6 +23,8 @@ from malleo.flexible import FlexibleJobs
 from malleo.policy import Policy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 __all__ = ["replay", "load_workload", "Workload", "parse_slice", "DEFAULT_WORKLOAD",
@@ -325,7 +327,7 @@ def load_workload(trace_or_table: str | Path | pd.DataFrame | None = None, *,
         if missing:
             raise MalleoError(f"table: missing column(s) {', '.join(missing)}")
         return Workload(table, None, dropped, "table", None)
-    if isinstance(trace_or_table, (str, Path)):
+    if isinstance(trace_or_table, (str, os.PathLike)):
         from malleo.emulator.swf import read_swf
 
         table, meta = read_swf(trace_or_table, procs=procs, as_columns=True,

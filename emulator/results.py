@@ -8,7 +8,6 @@ import dataclasses
 import functools
 import importlib.util
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from typing import TYPE_CHECKING
@@ -20,6 +19,8 @@ from malleo.errors import MalleoError
 from malleo.policy import Policy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 __all__ = ["ReplayResult", "JOB_COLUMNS", "JobColumns", "log_paths", "group_history"]
@@ -174,6 +175,8 @@ class ReplayResult:
         Raises:
             MalleoError: another extension.
         """
+        from pathlib import Path
+
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".csv", ".parquet", ".pq"):
@@ -295,6 +298,8 @@ def group_history(job_id, time, size) -> dict[int, list[tuple[int, int]]]:
 def log_paths(path: str | Path) -> tuple[Path, Path]:
     """Where :meth:`ReplayResult.write` puts a malleable replay's size log and expander log
     for a job table at ``path``: ``STEM.sizes.EXT`` and ``STEM.expanders.EXT``."""
+    from pathlib import Path    # here: a replay that writes no table never loads pathlib
+
     path = Path(path)
     return (path.with_name(f"{path.stem}.sizes{path.suffix}"),
             path.with_name(f"{path.stem}.expanders{path.suffix}"))
