@@ -38,3 +38,16 @@ def test_the_traces_folder_is_found_one_way(tmp_path):
     assert beside.stdout.strip() == str(BENCH.parent.parent / "shared" / "traces")
     hard_coded = [p.name for p in BENCH.glob("*.py") if "/work/shared" in p.read_text()]
     assert not hard_coded, f"traces path hard-coded in {hard_coded}: use bench/_traces.py"
+
+
+def test_cascade_merge_study_sees_no_difference_without_an_overtake(tmp_path):
+    """bench/cascade_merge_study.py's finding (docs/core.md "Merging re-plans") on a few
+    hundred workloads: differences only after an overtake, and both kinds of pairs seen."""
+    proc = subprocess.run([sys.executable, str(BENCH / "cascade_merge_study.py"), "--seeds",
+                           "300"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not [l for l in lines if l.startswith("DIFFERENT") and "no overtake" in l], lines
+    assert any(l.startswith("same state, no overtake") for l in lines), lines
+    assert any("an overtake" in l for l in lines), lines
