@@ -16,8 +16,11 @@ the last), it compares the true state after the last pass with the merged pass's
 by whether the passes before the last one made an *overtake* (a holder whose new reservation
 puts it before one that came ahead of it in the pass's order).
 
-Finding (2026-12-06, 13,722 pairs and 946 triples over four workload sizes): every difference
-follows a pass with an overtake; without one the merged pass gave the same state every time.  Why (sketch,
+Finding (2026-12-06, 43,554 pairs and 946 triples over seven workload kinds): every
+difference follows a pass with an overtake; without one the merged pass gave the same state
+every time.  The ``certificate`` column is a candidate test of "no overtake" read from the
+merged pass alone; it is refuted (seed 19522 of ``--seeds 20000 --procs 3 --jobs 8``: the
+certificate says yes, the states differ; docs/core.md "Merging re-plans").  Why (sketch,
 docs/core.md "Merging re-plans"): when P1 keeps the order, P2 visits the holders in the same
 order as the merged pass, and by induction each holder i (P1 answer r'_i <= r_i) gets the same
 answer: before r'_i both profiles hold the same running jobs and the same answers so far (the
@@ -26,6 +29,7 @@ window also covers [r'_i, min(s + hold, r_i)), which has room since P1 found it 
 jobs running and the holders before i no later than in P2.
 
     python bench/cascade_merge_study.py [--seeds 2000] [--procs 6] [--jobs 14] [--passes 2]
+        [--few-shapes]
 
 Pure Python, no ``malleo`` import: runs from anywhere.  Prints one line per outcome.
 """
@@ -91,16 +95,23 @@ def plan_arrivals(procs, t, running, holders, arrivals):
     return new
 
 
-def replay(seed, procs, n_jobs):
+def replay(seed, procs, n_jobs, few_shapes=False):
     """Every pass of one random workload: (time, running before, holders before, ended,
-    arrived, started, overtake, holders after)."""
+    arrived, started, overtake, holders after).  ``few_shapes``: sizes 1-2 and holds of 8 or
+    20 s only (batches of identical jobs, as on RICC-2010-2), else sizes 1..procs and holds
+    of 3-30 s."""
     rnd = random.Random(seed)
     jobs = []
     t = 0
     for j in range(n_jobs):
         t += rnd.choice([0, 0, 1, 2, 5])
-        hold = rnd.randint(3, 30)
-        jobs.append((j, t, rnd.randint(1, procs), hold, rnd.randint(1, hold)))
+        if few_shapes:
+            hold = rnd.choice([8, 20])
+            n = rnd.choice([1, 2])
+        else:
+            hold = rnd.randint(3, 30)
+            n = rnd.randint(1, procs)
+        jobs.append((j, t, n, hold, rnd.randint(1, hold)))
     running = {}        # job -> (size, expected end, actual end)
     holders = {}
     submitted = set()
@@ -133,8 +144,24 @@ def replay(seed, procs, n_jobs):
     return passes
 
 
+def certificate(holders, merged):
+    """True when every holder's merged answer comes after the previous reservation of every
+    holder of another shape ahead of it, by (time, queue position).  Read from the merged
+    pass alone (no pass in between run): a candidate test for "the deferred passes kept the
+    order", since a pass's answers are no later than the reservations before it."""
+    latest = {}                 # shape -> the latest (reservation, queue position) so far
+    for i in _order(holders):
+        n, hold, r, q = holders[i]
+        answer = (merged[i][2], q)
+        if any(key >= answer for shape, key in latest.items() if shape != (n, hold)):
+            return False
+        latest[(n, hold)] = max(latest.get((n, hold), (r, q)), (r, q))
+    return True
+
+
 def check(passes, procs, k):
-    """(same state, an overtake before the last pass) for every k consecutive passes."""
+    """(same state, an overtake before the last pass, certificate) for every k consecutive
+    passes."""
     out = []
     for a in range(len(passes) - k + 1):
         run = passes[a:a + k]
@@ -148,7 +175,7 @@ def check(passes, procs, k):
         true = {j: v[2] for j, v in after_last.items()}
         true.update({j: t_last for j in started_last})
         same = true == {j: v[2] for j, v in merged.items()}
-        out.append((same, any(p[5] for p in run[:-1])))
+        out.append((same, any(p[5] for p in run[:-1]), certificate(run[0][1][1], merged)))
     return out
 
 
@@ -158,6 +185,8 @@ def main() -> int:
     ap.add_argument("--procs", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=14)
     ap.add_argument("--passes", type=int, default=2, help="passes merged into one (>= 2)")
+    ap.add_argument("--few-shapes", action="store_true",
+                    help="sizes 1-2 and holds of 8 or 20 s only (batches of identical jobs)")
     args = ap.parse_args()
     for name in ("seeds", "procs", "jobs"):
         if getattr(args, name) < 1:
@@ -166,11 +195,13 @@ def main() -> int:
         ap.error(f"--passes: must be >= 2, got {args.passes}")
     counts = {}
     for seed in range(args.seeds):
-        for key in check(replay(seed, args.procs, args.jobs), args.procs, args.passes):
+        passes = replay(seed, args.procs, args.jobs, args.few_shapes)
+        for key in check(passes, args.procs, args.passes):
             counts[key] = counts.get(key, 0) + 1
-    for (same, overtake), c in sorted(counts.items()):
+    for (same, overtake, cert), c in sorted(counts.items()):
         print(f"{'same' if same else 'DIFFERENT'} state, "
-              f"{'an overtake' if overtake else 'no overtake'} before the last pass: {c}")
+              f"{'an overtake' if overtake else 'no overtake'} before the last pass, "
+              f"certificate {'yes' if cert else 'no'}: {c}")
     return 0
 
 
