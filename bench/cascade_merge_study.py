@@ -20,7 +20,9 @@ Finding (2026-12-06, 43,554 pairs and 946 triples over seven workload kinds): ev
 difference follows a pass with an overtake; without one the merged pass gave the same state
 every time.  The ``certificate`` column is a candidate test of "no overtake" read from the
 merged pass alone; it is refuted (seed 19522 of ``--seeds 20000 --procs 3 --jobs 8``: the
-certificate says yes, the states differ; docs/core.md "Merging re-plans").  Why (sketch,
+certificate says yes, the states differ; docs/core.md "Merging re-plans").  Counted on the
+whole of RICC-2010-2, passes without an arrival, a start or an overtake carry 0.7% of the
+moves: the rule as it stands is not the lever there.  Why (sketch,
 docs/core.md "Merging re-plans"): when P1 keeps the order, P2 visits the holders in the same
 order as the merged pass, and by induction each holder i (P1 answer r'_i <= r_i) gets the same
 answer: before r'_i both profiles hold the same running jobs and the same answers so far (the
