@@ -6,13 +6,14 @@ that answered arrivals.  This study asks when the passes P1 (at t1) and P2 (at t
 early completions can be replaced by one pass at t2 from the state before P1 with both
 completions applied (the *merged* pass), with the same reservations and starts after it.
 
-It replays random small workloads with the kept pass's rule written out on per-second arrays
-(sharing nothing with ``malleo._core``): holders in order of (previous reservation, queue
-position), each answered by the earliest start s before its previous reservation r with its
-size free over [s, min(s + hold, r)), else r; a job starts when its answer is the pass time;
-arrivals are planned after the holders (earliest fit of the whole hold).  For every run of
-``k`` consecutive passes triggered only by early completions (no arrival, no start in all but
-the last), it compares the true state after the last pass with the merged pass's, and counts
+It replays random small workloads with the re-plan of the naive reference
+(``tests/oracle.py``: ``_Oracle.conservative_replan`` on its ``_Profile``, which shares
+nothing with ``malleo._core``): holders in order of (previous reservation, queue position),
+each given the earliest fit of its whole hold on the running jobs and the answers so far
+(docs/core.md "The kept profile": the same answers as the kept pass's clipped search); a job
+starts when its answer is the pass time; arrivals are planned after the holders.  For every
+run of ``k`` consecutive passes triggered only by early completions (no arrival, no start in
+all but the last), it compares the true state after the last pass with the merged pass's, and counts
 by whether the passes before the last one made an *overtake* (a holder whose new reservation
 puts it before one that came ahead of it in the pass's order).
 
@@ -20,86 +21,77 @@ Finding (2026-12-06, 43,554 pairs and 946 triples over seven workload kinds): ev
 difference follows a pass with an overtake; without one the merged pass gave the same state
 every time.  The ``certificate`` column is a candidate test of "no overtake" read from the
 merged pass alone; it is refuted (seed 19522 of ``--seeds 20000 --procs 3 --jobs 8``: the
-certificate says yes, the states differ; docs/core.md "Merging re-plans").  Counted on the
-whole of RICC-2010-2, passes without an arrival, a start or an overtake carry 0.7% of the
-moves: the rule as it stands is not the lever there.  Why (sketch,
-docs/core.md "Merging re-plans"): when P1 keeps the order, P2 visits the holders in the same
-order as the merged pass, and by induction each holder i (P1 answer r'_i <= r_i) gets the same
-answer: before r'_i both profiles hold the same running jobs and the same answers so far (the
-later holders' slots start at r'_i or later in one, at r_i or later in the other); the merged
-window also covers [r'_i, min(s + hold, r_i)), which has room since P1 found it there with more
-jobs running and the holders before i no later than in P2.
+certificate says yes, the states differ).  Why no overtake suffices (sketch, docs/core.md
+"Merging re-plans"): when P1 keeps the order, P2 visits the holders in the same order as the
+merged pass, and by induction each holder i (P1 answer r'_i <= r_i) gets the same answer:
+before r'_i both profiles hold the same running jobs and the same answers so far (the later
+holders' slots start at r'_i or later in one, at r_i or later in the other); the merged window
+also covers [r'_i, min(s + hold, r_i)), which has room since P1 found it there with more jobs
+running and the holders before i no later than in P2.  Counted on the whole of RICC-2010-2,
+passes without an arrival, a start or an overtake carry 0.7% of the moves: the rule as it
+stands is not the lever there.
 
     python bench/cascade_merge_study.py [--seeds 2000] [--procs 6] [--jobs 14] [--passes 2]
         [--few-shapes]
 
-Pure Python, no ``malleo`` import: runs from anywhere.  Prints one line per outcome.
+Pure Python (the standard library and tests/oracle.py), no ``malleo`` import: runs from
+anywhere.  Prints one line per outcome.
 """
 from __future__ import annotations
 
 import argparse
+import pathlib
 import random
 import sys
+from typing import NamedTuple
 
-HORIZON = 4000      # seconds modelled; the workloads end long before
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+
+from oracle import _Profile  # noqa: E402  (the reference's profile, stdlib only)
 
 
-def _profile(procs, t, running, holders):
-    """Free processors per second from t to HORIZON: running (size, expected end) and the
-    holders' slots (size, hold, reservation, queue position) taken."""
-    free = [procs] * (HORIZON - t)
-    for n, end in running:
-        for x in range(t, min(end, HORIZON)):
-            free[x - t] -= n
-    for n, hold, r, _ in holders.values():
-        for x in range(max(r, t), min(r + hold, HORIZON)):
-            free[x - t] -= n
-    return free
+class Pass(NamedTuple):
+    """One pass of a replay: its time (seconds), the running jobs (job -> (size, expected
+    end, actual end)) and holders (job -> (size, hold, reservation, queue position)) it
+    started from, what ended and arrived at it, what it started, whether its re-plan made an
+    overtake, and the holders after it."""
+    time: int
+    running: dict
+    holders: dict
+    ended: list
+    arrived: list
+    started: list
+    overtake: bool
+    after: dict
 
 
 def _order(holders):
     return sorted(holders, key=lambda j: (holders[j][2], holders[j][3]))
 
 
-def kept_pass(procs, t, running, holders):
-    """One re-plan at t: (new holders, overtake) where overtake says the order by the new
-    reservations differs from the order the pass visited them in."""
-    new = dict(holders)
-    free = _profile(procs, t, running, new)
-    order = _order(new)
+def replan(procs, t, running, holders, arrivals=()):
+    """One conservative re-plan at t, as tests/oracle.py's: (new holders, overtake), where
+    overtake says the holders' order by their new reservations differs from the order the
+    re-plan visited them in.  running: (size, expected end > t); arrivals: (job, size, hold,
+    queue position) in queue order, planned after the holders."""
+    profile = _Profile(t, procs - sum(n for n, _ in running))
+    for n, end in running:
+        profile.release(end, n)
+    order = _order(holders)
+    new = {}
     for j in order:
-        n, hold, r, q = new[j]
-        w = r
-        for s in range(t, r):
-            if all(free[x - t] >= n for x in range(s, min(s + hold, r))):
-                w = s
-                break
-        if w < r:
-            for x in range(r, min(r + hold, HORIZON)):
-                free[x - t] += n
-            for x in range(w, min(w + hold, HORIZON)):
-                free[x - t] -= n
-        new[j] = (n, hold, w, q)
-    return new, _order(new) != order
-
-
-def plan_arrivals(procs, t, running, holders, arrivals):
-    """The arrivals (job, size, hold, queue position), in queue order, after the holders."""
-    new = dict(holders)
-    free = _profile(procs, t, running, new)
+        n, hold, _, q = holders[j]
+        new[j] = (n, hold, profile.earliest_fit(t, n, hold), q)
+        profile.occupy(new[j][2], new[j][2] + hold, n)
+    overtake = _order(new) != order
     for j, n, hold, q in arrivals:
-        s = t
-        while not all(free[x - t] >= n for x in range(s, min(s + hold, HORIZON))):
-            s += 1
-        for x in range(s, min(s + hold, HORIZON)):
-            free[x - t] -= n
-        new[j] = (n, hold, s, q)
-    return new
+        new[j] = (n, hold, profile.earliest_fit(t, n, hold), q)
+        profile.occupy(new[j][2], new[j][2] + hold, n)
+    return new, overtake
 
 
 def replay(seed, procs, n_jobs, few_shapes=False):
-    """Every pass of one random workload: (time, running before, holders before, ended,
-    arrived, started, overtake, holders after).  ``few_shapes``: sizes 1-2 and holds of 8 or
+    """Every pass of one random workload (``Pass``).  ``few_shapes``: sizes 1-2 and holds of 8 or
     20 s only (batches of identical jobs, as on RICC-2010-2), else sizes 1..procs and holds
     of 3-30 s."""
     rnd = random.Random(seed)
@@ -133,16 +125,15 @@ def replay(seed, procs, n_jobs, few_shapes=False):
         arrived = [(j, n, hold, j) for (j, s, n, hold, _) in jobs
                    if s == now and j not in submitted]
         submitted.update(a[0] for a in arrived)
-        before = (dict(running), dict(holders))
+        before = dict(running), dict(holders)
         busy = [(n, e) for (n, e, _) in running.values()]
-        new, overtake = kept_pass(procs, now, busy, holders)
-        new = plan_arrivals(procs, now, busy, new, arrived)
+        new, overtake = replan(procs, now, busy, holders, arrived)
         started = [j for j in new if new[j][2] == now]
         for j in started:
             n, hold, _, _ = new.pop(j)
             running[j] = (n, now + hold, now + jobs[j][4])
         holders = new
-        passes.append((now, before, ended, arrived, started, overtake, dict(holders)))
+        passes.append(Pass(now, *before, ended, arrived, started, overtake, dict(holders)))
     return passes
 
 
@@ -167,17 +158,18 @@ def check(passes, procs, k):
     out = []
     for a in range(len(passes) - k + 1):
         run = passes[a:a + k]
-        if any(p[3] for p in run) or any(p[4] for p in run[:-1]):
+        first, last = run[0], run[-1]
+        if any(p.arrived for p in run) or any(p.started for p in run[:-1]):
             continue            # an arrival, or a start before the last pass
-        if not all(p[2] for p in run) or not run[0][1][1]:
+        if not all(p.ended for p in run) or not first.holders:
             continue            # a pass without an early completion, or no holder
-        t_last, (running_last, _), _, _, started_last, _, after_last = run[-1]
-        busy = [(n, e) for (n, e, _) in running_last.values()]
-        merged, _ = kept_pass(procs, t_last, busy, run[0][1][1])
-        true = {j: v[2] for j, v in after_last.items()}
-        true.update({j: t_last for j in started_last})
+        busy = [(n, e) for (n, e, _) in last.running.values()]
+        merged, _ = replan(procs, last.time, busy, first.holders)
+        true = {j: v[2] for j, v in last.after.items()}
+        true.update({j: last.time for j in last.started})
         same = true == {j: v[2] for j, v in merged.items()}
-        out.append((same, any(p[5] for p in run[:-1]), certificate(run[0][1][1], merged)))
+        out.append((same, any(p.overtake for p in run[:-1]),
+                    certificate(first.holders, merged)))
     return out
 
 
