@@ -12,9 +12,6 @@ cleaning rules and every option.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
 import stat
@@ -364,8 +361,20 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-_DECOMPRESSORS = {"gzip": lambda: zlib.decompressobj(wbits=31),
-                  "bzip2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}
+def _decompressor(kind: str):
+    """A new decompressor of ``kind`` and the exceptions its bad data raises (bz2 and lzma
+    are imported only for their own files: start-up, issue 16)."""
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31), (zlib.error,)
+    if kind == "bzip2":
+        import bz2
+
+        return bz2.BZ2Decompressor(), ()
+    import lzma
+
+    return lzma.LZMADecompressor(), (lzma.LZMAError,)
+
+
 _READ_CHUNK = 1 << 20   # bytes read from the file per call
 _CHUNK = 1 << 20        # bytes of decompressed output per call (issue 16: see below)
 MAX_LINE = 1 << 20
@@ -377,9 +386,11 @@ def _decompress(source: str, handle, data: bytes, kind: str) -> Iterator[bytes]:
     """Decompress every concatenated stream (member) of the file, ``data`` being its first
     bytes, yielding at most :data:`_CHUNK` bytes at a time: memory stays bounded whatever
     the ratio (a small gzip of 2**30 newlines never becomes one buffer)."""
+    decompressor, errors = _decompressor(kind)
     try:
         while True:
-            decompressor = _DECOMPRESSORS[kind]()
+            if decompressor.eof:                # the next member
+                decompressor = _decompressor(kind)[0]
             while not decompressor.eof:
                 if not data:
                     data = handle.read(_READ_CHUNK)
@@ -410,7 +421,7 @@ def _decompress(source: str, handle, data: bytes, kind: str) -> Iterator[bytes]:
                     if not more:
                         return
                     data = more.lstrip(b"\x00") if kind == "gzip" else more
-    except (EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
+    except (EOFError, ValueError, *errors) as exc:
         raise TraceError(f"{source}: cannot decompress {kind} data: {exc}") from None
 
 
@@ -512,6 +523,8 @@ def write_swf(path: str | os.PathLike, jobs: pd.DataFrame, meta: TraceMeta | Non
         data = (lines + body).encode("utf-8")
         if target.endswith(".gz"):
             # Level 6: most of level 9's ratio on SWF text at a third of its time.
+            import gzip
+
             with gzip.open(target, "wb", compresslevel=6) as handle:
                 handle.write(data)
         else:
