@@ -401,7 +401,8 @@ _JOB_SHAPE: dict[str, Any] = {
     "state": "state",
 }
 """The fields of a job object the converter reads, with their expected shape: a dict is an
-object (or null) with those fields, a one-item list an array (or null) of that shape.
+object (or null) with those fields, a one-item list an array (or null) of that shape, whose
+items are never null.
 Other fields are not read and not checked."""
 
 
@@ -467,6 +468,10 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
         if not isinstance(value, list):
             raise fail("an array")
         for i, item in enumerate(value):
+            if item is None:        # an array (or the field) may be null, not its items
+                raise TraceError(f"{where}[{i}]: expected "
+                                 f"{'an object' if isinstance(shape[0], dict) else 'a value'}"
+                                 ", got null")
             _check_shape(item, shape[0], f"{where}[{i}]")
 
 
