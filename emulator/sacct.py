@@ -468,10 +468,8 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
         if not isinstance(value, list):
             raise fail("an array")
         for i, item in enumerate(value):
-            if item is None:        # an array (or the field) may be null, not its items
-                raise TraceError(f"{where}[{i}]: expected "
-                                 f"{'an object' if isinstance(shape[0], dict) else 'a value'}"
-                                 ", got null")
+            if item is None:        # the field may be null, not an item (all are objects)
+                raise TraceError(f"{where}[{i}]: expected an object, got null")
             _check_shape(item, shape[0], f"{where}[{i}]")
 
 
