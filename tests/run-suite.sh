@@ -6,7 +6,8 @@
 # MALLEO_TWIN_BESIDE=1 (make test sets it): the twin's measurement (tests/test_twin.py's two
 # tests on a private cluster of their own, a 300-job workload running about 5 minutes in real
 # time with the machine mostly idle) runs in a second pytest beside the suite, deselected
-# from it; its output follows the suite's. Both must pass.
+# from it; its output follows the suite's. Both must pass. Not when the arguments name test
+# paths: then those alone run, in one pytest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # As root (CI's `make test`) the slurm tests must run: the fixture fails instead of skipping.
@@ -16,7 +17,15 @@ twin_tests=(tests/test_twin.py::test_live_import_round_trips
             tests/test_twin.py::test_emulator_starts_slurm_s_jobs_in_the_same_order)
 twin_pid=""
 deselect=()
-if [ "${MALLEO_TWIN_BESIDE:-0}" = 1 ]; then
+# Arguments naming test files or directories (`make test-host-integration PYTEST_ARGS=
+# tests/test_agent.py`) choose the tests themselves: one pytest runs them, the twin's among
+# them if named, instead of a second pytest running the same files again beside.
+beside="${MALLEO_TWIN_BESIDE:-0}"
+for arg in "$@"; do
+    case "$arg" in -*) continue ;; esac
+    if [ -e "${arg%%::*}" ]; then beside=0; break; fi
+done
+if [ "$beside" = 1 ]; then
     twin_log=$(mktemp /tmp/malleo-twin-beside.XXXXXX)
     "$python" -m pytest -p no:cacheprovider "${twin_tests[@]}" "$@" >"$twin_log" 2>&1 &
     twin_pid=$!
