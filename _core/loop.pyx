@@ -9,7 +9,8 @@ import numpy as np
 
 from libc.string cimport memset
 
-from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_CONSERVATIVE, BACKFILL_SLURM,
+from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
+                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM,
                      ESTIMATE_PREDICT)
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
 from sched cimport sched_t, release_job, admit_arrivals
@@ -151,6 +152,8 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
                            and t.s.estimate != ESTIMATE_PREDICT)
     # slurm resumes its last pass's walk when nothing it depends on changed (backfill.pxd)
     t.s.is_slurm_resume = t.s.backfill == BACKFILL_SLURM
+    # none and EASY passes with no processor free order only the queue's head (sched.pxd)
+    t.s.is_head_only = t.s.backfill == BACKFILL_NONE or t.s.backfill == BACKFILL_EASY
     try:
         if core.is_learned:
             learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)

@@ -109,6 +109,9 @@ cdef struct sched_t:
     bint is_hold_kept         # hold = every waiting job with a reservation (static orders)
     # slurm, resumed pass (backfill.pxd, issue 16): set by loop.simulate only
     bint is_slurm_resume      # the entrance allows resuming the last slurm pass
+    # none and EASY with no processor free (sched.queue_prepare): set by loop.simulate only
+    bint is_head_only         # the entrance reads only the head of such a pass's queue
+    bint is_sort_owed         # wait[:n_sorted] is not in queue order: sort at the next pass
     bint sr_valid             # the last pass was a slurm pass whose walk started nothing
     simtime_t sr_now          # its time (seconds)
     procs_t sr_free           # free processors after it
@@ -384,6 +387,34 @@ cdef inline void queue_sort(sched_t* s) noexcept nogil:
     s.n_sorted = s.n_wait
 
 
+cdef inline void queue_head_first(sched_t* s) noexcept nogil:
+    """Bring the first job in queue order, by (key, submit, index), to wait[0]; the rest
+    stay in no particular order (``is_sort_owed``): one O(n) scan instead of the sort, for
+    a pass that reads only the head (``is_head_only``, no processor free)."""
+    cdef intp_t i, j, best
+    cdef qent_t a, b
+    if s.n_wait == 0:
+        return
+    best = 0
+    j = s.wait[0]
+    b.key = s.key[j]
+    b.submit = s.submit[j]
+    b.id = j
+    for i in range(1, s.n_wait):
+        j = s.wait[i]
+        a.key = s.key[j]
+        a.submit = s.submit[j]
+        a.id = j
+        if qent_before(&a, &b):
+            b = a
+            best = i
+    if best != 0:
+        s.wait[best] = s.wait[0]
+        s.wait[0] = b.id
+    s.n_sorted = s.n_wait
+    s.is_sort_owed = True
+
+
 cdef inline void queue_insert_tail(sched_t* s) noexcept nogil:
     """Move the jobs that arrived since the last pass (wait[n_sorted:]) to their place in
     the sorted prefix: binary search + memmove each (FCFS arrivals append in O(1))."""
@@ -466,8 +497,19 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
             for i in range(s.n_sorted, s.n_wait):
                 j = s.wait[i]
                 s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
-    if full:
+    if s.is_sort_owed and not full:
+        # the last pass left the queue unordered behind its head: every key but the
+        # arrivals' is current (the orders that recompute only those are static ones and
+        # multifactor between calculations), so give the arrivals theirs and sort
+        full = True
+    if full and s.is_head_only and s.free == 0 and s.n_wait > 0:
+        # none and EASY start nothing with no processor free: the pass reads the head
+        # alone (easy_backfill reserves it, then its scan stops at once)
+        queue_head_first(s)
+        s.is_bfo_dirty = True
+    elif full:
         queue_sort(s)
+        s.is_sort_owed = False
         s.is_bfo_dirty = True
     else:
         queue_insert_tail(s)
