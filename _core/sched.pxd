@@ -112,6 +112,7 @@ cdef struct sched_t:
     # none and EASY with no processor free (sched.queue_prepare): set by loop.simulate only
     bint is_head_only         # the entrance reads only the head of such a pass's queue
     bint is_sort_owed         # wait[:n_sorted] is not in queue order: sort at the next pass
+    simtime_t prepared_at     # seconds; the last queue_prepare's time (0 before the first)
     bint sr_valid             # the last pass was a slurm pass whose walk started nothing
     simtime_t sr_now          # its time (seconds)
     procs_t sr_free           # free processors after it
@@ -455,19 +456,26 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
     arrivals their key and insert them.  ``is_full_sort`` sorts the whole queue anyway
     (`plan`, whose input rows come in any order)."""
     cdef intp_t i, j
+    cdef intp_t i0 = 0
     cdef simtime_t p
     cdef bint full = is_full_sort
     cdef bint is_est_changed = False     # a queue-ordered job's estimate changed
     if s.estimate == ESTIMATE_PREDICT:
-        for i in range(s.n_wait):
+        if s.is_predict_at_submit and s.prepared_at < s.now:
+            # every job of wait[:n_sorted] was queued by the last preparation (or is an
+            # expander made in that pass): submitted before now, so not predicted now
+            i0 = s.n_sorted
+        for i in range(i0, s.n_wait):
             j = s.wait[i]
             if s.is_predict_at_submit and s.submit[j] != s.now:
                 continue
             p = predict_estimate(s, j)
-            if p != s.est[j]:
+            if p != s.est[j] and i < s.n_sorted:
+                # the arrivals (wait[n_sorted:]) are also bfo's unordered tail, which
+                # bfo_prepare inserts by their estimate: only an ordered job's change
+                # re-sorts
                 s.is_bfo_dirty = True
-                if i < s.n_sorted:
-                    is_est_changed = True
+                is_est_changed = True
             s.est[j] = p
     if s.order == ORDER_MULTIFACTOR:
         if mf_needs_calc(&s.mf, s.now):
@@ -502,6 +510,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         # arrivals' is current (the orders that recompute only those are static ones and
         # multifactor between calculations), so give the arrivals theirs and sort
         full = True
+    s.prepared_at = s.now
     if full and s.is_head_only and s.free == 0 and s.n_wait > 0:
         # none and EASY start nothing with no processor free: the pass reads the head
         # alone (easy_backfill reserves it, then its scan stops at once)

@@ -32,6 +32,7 @@ POLICIES = [  # (order, backfill, extra policy fields)
     ("fcfs", "none", {}), ("fcfs", "easy", {}), ("fcfs", "conservative", {}),
     ("fcfs", "slurm", {}), ("sjf", "easy", {}), ("wfp3", "easy", {}),
     ("multifactor", "easy", {}), ("f1", "conservative", {}), ("fcfs", "easy", {"estimate": "predict"}),
+    ("fcfs", "easy", {"preset": "easy++"}),
 ]
 
 
@@ -76,7 +77,10 @@ def load(name):
 
 
 def policy_of(order, backfill, extra):
-    from malleo.policy import Policy
+    """The Policy of a POLICIES row; ``{"preset": name}`` takes that preset's knobs."""
+    from malleo.policy import Policy, preset
+    if "preset" in extra:
+        return preset(extra["preset"], Policy(order=order, backfill=backfill))
     return Policy(order=order, backfill=backfill, **extra)
 
 
