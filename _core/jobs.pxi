@@ -39,6 +39,8 @@ SLOT_COLUMNS = {
 USER_COLUMNS = {
     "usage": (np.float64, 0.0),       # multifactor decayed usage (processor-seconds)
     "accrued": (np.int64, 0),         # processor-seconds completed since the last calculation
+    "fs": (np.float64, 0.0),          # multifactor fair-share factor, cached (sched.user_fairshare)
+    "fs_calc": (np.int64, 0),         # the calculation it belongs to, 0 none
     "hist_sum": (np.int64, 0),        # predict: sum of the last min(hist_n, K) runtimes (s)
     "hist_n": (np.int32, 0),          # predict: completed runs recorded
     "is_seen": (np.uint8, 0),         # 1 once the user had an arrived job
@@ -192,6 +194,8 @@ cdef class JobTable:
         s.backfilled = _u8(c["backfilled"])
         s.usage = _f64(u["usage"])
         s.accrued = _i64(u["accrued"])
+        s.fs = _f64(u["fs"])
+        s.fs_calc = _i64(u["fs_calc"])
         s.hist_sum = _i64(u["hist_sum"])
         s.hist_n = _i32(u["hist_n"])
         if self.ring is None:

@@ -74,6 +74,9 @@ cdef struct sched_t:
     intp_t n_seen             # users with an arrived job (multifactor shares 1 / n_seen)
     double* usage             # decayed usage (processor-seconds) at the last calculation
     simtime_t* accrued        # processor-seconds completed since the last calculation
+    double* fs                # the user's fair-share factor at calculation fs_calc[u]
+    simtime_t* fs_calc        # its calculation's number (mf_calcs), 0 never computed
+    simtime_t mf_calcs        # usage calculations made, plus 1
     simtime_t* hist_sum       # predict: sum of the last min(hist_n, K) runtimes (seconds)
     int32_t* hist_n           # predict: completed runs recorded
     simtime_t* hist_ring      # predict: per user K slots, run number c in slot c % K (seconds)
@@ -388,6 +391,15 @@ cdef inline void queue_sort(sched_t* s) noexcept nogil:
     s.n_sorted = s.n_wait
 
 
+cdef inline double user_fairshare(sched_t* s, intp_t u) noexcept nogil:
+    """``mf_fairshare`` of user u at the last usage calculation, computed once per user and
+    calculation (a ``pow``; the same double every time it is asked)."""
+    if s.fs_calc[u] != s.mf_calcs:
+        s.fs[u] = mf_fairshare(&s.mf, s.usage[u])
+        s.fs_calc[u] = s.mf_calcs
+    return s.fs[u]
+
+
 cdef inline void queue_head_first(sched_t* s) noexcept nogil:
     """Bring the first job in queue order, by (key, submit, index), to wait[0]; the rest
     stay in no particular order (``is_sort_owed``): one O(n) scan instead of the sort, for
@@ -481,10 +493,11 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         if mf_needs_calc(&s.mf, s.now):
             accrue_running(s)
             mf_recalc_usage(&s.mf, s.now, s.n_users, s.n_seen, s.usage, s.accrued)
+            s.mf_calcs += 1
             for i in range(s.n_wait):
                 j = s.wait[i]
                 s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
-                                        mf_fairshare(&s.mf, s.usage[s.user[j]]), s.qp[j])
+                                        user_fairshare(s, s.user[j]), s.qp[j])
                 s.key[j] = -s.prio[j]
             full = True
         else:
@@ -492,7 +505,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
                 j = s.wait[i]
                 if s.prio[j] != s.prio[j]:    # NaN: arrived since the last pass
                     s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
-                                            mf_fairshare(&s.mf, s.usage[s.user[j]]), s.qp[j])
+                                            user_fairshare(s, s.user[j]), s.qp[j])
                     s.key[j] = -s.prio[j]
     else:
         full = full or order_is_time_dependent(s.order) or (
@@ -550,6 +563,7 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.mf.calc_time = -1
     s.mf.total_usage = 0.0
     s.mf.users_at_calc = 0
+    s.mf_calcs = 1
     return 0
 
 
