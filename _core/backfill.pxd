@@ -30,6 +30,7 @@ from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_re
                       dec_add_max, _next_below_before,
                       profile_last_short_end)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
+                    queue_select_next,
                     qent_before)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
                       holders_remove, holders_first, hold_before)
@@ -1527,6 +1528,8 @@ cdef inline int schedule_pass(sched_t* s) except -1 nogil:
             drop_started(s)
         return 0
     for q in range(s.n_wait):
+        if q >= s.n_front:
+            queue_select_next(s, q)      # the queue is ordered on demand (none, EASY)
         j = s.wait[q]
         if s.procs[j] > s.free:
             head_pos = q

@@ -152,7 +152,7 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
                            and t.s.estimate != ESTIMATE_PREDICT)
     # slurm resumes its last pass's walk when nothing it depends on changed (backfill.pxd)
     t.s.is_slurm_resume = t.s.backfill == BACKFILL_SLURM
-    # none and EASY passes with no processor free order only the queue's head (sched.pxd)
+    # none and EASY passes that read only the queue's front order only that (sched.pxd)
     t.s.is_head_only = t.s.backfill == BACKFILL_NONE or t.s.backfill == BACKFILL_EASY
     try:
         if core.is_learned:

@@ -10,7 +10,7 @@ from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT,
-                     ESTIMATE_LEARNED, BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF,
+                     ESTIMATE_LEARNED, BACKFILL_NONE, BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF,
                      BF_ROUNDING_DOWN, PREDICT_COLD_REQUEST, CORRECTION_INCREMENTAL,
                      SIZE_FAVOR_SMALL, PREDICT_AT_SUBMIT)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
@@ -112,9 +112,13 @@ cdef struct sched_t:
     bint is_hold_kept         # hold = every waiting job with a reservation (static orders)
     # slurm, resumed pass (backfill.pxd, issue 16): set by loop.simulate only
     bint is_slurm_resume      # the entrance allows resuming the last slurm pass
-    # none and EASY with no processor free (sched.queue_prepare): set by loop.simulate only
-    bint is_head_only         # the entrance reads only the head of such a pass's queue
+    # wfp3 and unicep under none, and under EASY with no processor free, order only the
+    # queue's front (sched.queue_prepare, queue_select_next): set by loop.simulate only
+    bint is_head_only         # the entrance allows ordering the front on demand
     bint is_sort_owed         # wait[:n_sorted] is not in queue order: sort at the next pass
+    intp_t n_front            # wait[:n_front] are the first jobs in queue order, in order,
+                              # the rest unordered until queue_select_next (is_sort_owed)
+    intp_t n_selected         # jobs queue_select_next brought forward in this pass
     simtime_t prepared_at     # seconds; the last queue_prepare's time (0 before the first)
     bint sr_valid             # the last pass was a slurm pass whose walk started nothing
     simtime_t sr_now          # its time (seconds)
@@ -377,18 +381,25 @@ cdef inline void qent_sort(qent_t* a, qent_t* tmp, intp_t* runs, intp_t n) noexc
         memcpy(a, src, n * sizeof(qent_t))
 
 
-cdef inline void queue_sort(sched_t* s) noexcept nogil:
-    """Sort the whole waiting queue by (key, submit, index)."""
+cdef inline void _queue_sort_from(sched_t* s, intp_t q) noexcept nogil:
+    """Sort wait[q:] by (key, submit, index)."""
     cdef intp_t i, j
-    for i in range(s.n_wait):
-        j = s.wait[i]
+    cdef intp_t n = s.n_wait - q
+    for i in range(n):
+        j = s.wait[q + i]
         s.qtmp[i].key = s.key[j]
         s.qtmp[i].submit = s.submit[j]
         s.qtmp[i].id = j
-    qent_sort(s.qtmp, s.qtmp2, s.runs, s.n_wait)
-    for i in range(s.n_wait):
-        s.wait[i] = s.qtmp[i].id
+    qent_sort(s.qtmp, s.qtmp2, s.runs, n)
+    for i in range(n):
+        s.wait[q + i] = s.qtmp[i].id
+
+
+cdef inline void queue_sort(sched_t* s) noexcept nogil:
+    """Sort the whole waiting queue by (key, submit, index)."""
+    _queue_sort_from(s, 0)
     s.n_sorted = s.n_wait
+    s.n_front = s.n_wait
 
 
 cdef inline double user_fairshare(sched_t* s, intp_t u) noexcept nogil:
@@ -400,20 +411,20 @@ cdef inline double user_fairshare(sched_t* s, intp_t u) noexcept nogil:
     return s.fs[u]
 
 
-cdef inline void queue_head_first(sched_t* s) noexcept nogil:
-    """Bring the first job in queue order, by (key, submit, index), to wait[0]; the rest
-    stay in no particular order (``is_sort_owed``): one O(n) scan instead of the sort, for
-    a pass that reads only the head (``is_head_only``, no processor free)."""
+cdef enum:
+    QUEUE_SELECTIONS = 8        # scans for the next job in order per pass, then a sort
+
+
+cdef inline void _queue_min_to(sched_t* s, intp_t q) noexcept nogil:
+    """Swap the first job in queue order among wait[q:] (q < n_wait) into wait[q]."""
     cdef intp_t i, j, best
     cdef qent_t a, b
-    if s.n_wait == 0:
-        return
-    best = 0
-    j = s.wait[0]
+    best = q
+    j = s.wait[q]
     b.key = s.key[j]
     b.submit = s.submit[j]
     b.id = j
-    for i in range(1, s.n_wait):
+    for i in range(q + 1, s.n_wait):
         j = s.wait[i]
         a.key = s.key[j]
         a.submit = s.submit[j]
@@ -421,11 +432,34 @@ cdef inline void queue_head_first(sched_t* s) noexcept nogil:
         if qent_before(&a, &b):
             b = a
             best = i
-    if best != 0:
-        s.wait[best] = s.wait[0]
-        s.wait[0] = b.id
+    if best != q:
+        s.wait[best] = s.wait[q]
+        s.wait[q] = b.id
+
+
+cdef inline void queue_head_first(sched_t* s) noexcept nogil:
+    """Bring the first job in queue order, by (key, submit, index), to wait[0]; the rest
+    stay in no particular order (``is_sort_owed``; ``queue_select_next`` orders more on
+    demand): one O(n) scan instead of the sort, for a pass that reads the queue's front
+    only (``is_head_only``)."""
+    _queue_min_to(s, 0)
     s.n_sorted = s.n_wait
+    s.n_front = 1
+    s.n_selected = 1
     s.is_sort_owed = True
+
+
+cdef inline void queue_select_next(sched_t* s, intp_t q) noexcept nogil:
+    """Make wait[q] the next job in queue order (q == n_front < n_wait): a scan of
+    wait[q:] for the first few, then the sort of all of wait[q:] (a pass that starts many
+    jobs pays O(n log n) once, not O(n) per start)."""
+    if s.n_selected < QUEUE_SELECTIONS:
+        _queue_min_to(s, q)
+        s.n_selected += 1
+        s.n_front = q + 1
+    else:
+        _queue_sort_from(s, q)
+        s.n_front = s.n_wait
 
 
 cdef inline void queue_insert_tail(sched_t* s) noexcept nogil:
@@ -524,9 +558,13 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         # multifactor between calculations), so give the arrivals theirs and sort
         full = True
     s.prepared_at = s.now
-    if full and s.is_head_only and s.free == 0 and s.n_wait > 0:
-        # none and EASY start nothing with no processor free: the pass reads the head
-        # alone (easy_backfill reserves it, then its scan stops at once)
+    if (full and s.is_head_only and s.n_wait > 0 and order_is_time_dependent(s.order)
+            and (s.free == 0 or s.backfill == BACKFILL_NONE)):
+        # none reads the queue up to its head only (the first job that does not fit), and
+        # EASY with no processor free the head alone (easy_backfill reserves it, then its
+        # scan stops at once): the front is ordered on demand (schedule_pass).  Only for
+        # the orders re-sorted at every pass anyway: multifactor sorts once a calculation
+        # and then inserts arrivals into the ordered queue, cheaper than a scan a pass
         queue_head_first(s)
         s.is_bfo_dirty = True
     elif full:
@@ -535,6 +573,7 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         s.is_bfo_dirty = True
     else:
         queue_insert_tail(s)
+        s.n_front = s.n_wait
 
 
 cdef inline int sched_set_params(sched_t* s, object core) except -1:

@@ -216,3 +216,30 @@ def test_core_matches_oracle_on_real_traces(trace_head, policy):
     order, backfill, est_mode, jobs = policy[:4]
     knobs = {"backfill_order": policy[4]} if len(policy) > 4 else {}
     assert_same_schedule(trace_head.head(jobs), order, backfill, est_mode, **knobs)
+
+
+@st.composite
+def _many_start_at_once(draw):
+    """A job holding the whole machine until 100 s while 12-60 narrow jobs of varied
+    estimates queue behind it: at 100 s one pass starts many of them (the time-dependent
+    orders then order the queue's front job by job, then sort the rest)."""
+    total = draw(st.integers(16, 48))
+    k = draw(st.integers(12, 60))
+    submit = sorted(draw(st.lists(st.integers(1, 99), min_size=k, max_size=k)))
+    runtime = draw(st.lists(st.integers(1, 80), min_size=k, max_size=k))
+    estimate = [r + draw(st.integers(0, 300)) for r in runtime]
+    procs = draw(st.lists(st.integers(1, 3), min_size=k, max_size=k))
+    user = draw(st.lists(st.integers(0, 3), min_size=k, max_size=k))
+    return Workload([0] + submit, [100] + runtime, [100] + estimate, [total] + procs,
+                    [0] + user, total)
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy"])
+@pytest.mark.parametrize("order", ["wfp3", "unicep"])
+@settings(max_examples=PER_POLICY, deadline=None)
+@given(workload=_many_start_at_once())
+def test_time_dependent_orders_start_many_in_one_pass(order, backfill, workload):
+    """wfp3 and unicep re-key every job at every pass; without backfilling (and EASY with
+    no processor free) the core orders only the queue's front, on demand (docs/core.md
+    "The pass"): a pass starting many jobs gives the reference schedule."""
+    assert_same_schedule(workload, order, backfill, "request")
