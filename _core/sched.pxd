@@ -553,9 +553,9 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
                 j = s.wait[i]
                 s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
     if s.is_sort_owed and not full:
-        # the last pass left the queue unordered behind its head: every key but the
-        # arrivals' is current (the orders that recompute only those are static ones and
-        # multifactor between calculations), so give the arrivals theirs and sort
+        # the last pass left the queue unordered behind its front; only wfp3 and unicep
+        # do that and they sort every pass anyway, so this guards the state for any other
+        # order: every key but the arrivals' (given above) is current, so sort
         full = True
     s.prepared_at = s.now
     if (full and s.is_head_only and s.n_wait > 0 and order_is_time_dependent(s.order)
