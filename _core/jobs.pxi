@@ -40,7 +40,7 @@ USER_COLUMNS = {
     "usage": (np.float64, 0.0),       # multifactor decayed usage (processor-seconds)
     "accrued": (np.int64, 0),         # processor-seconds completed since the last calculation
     "fs": (np.float64, 0.0),          # multifactor fair-share factor, cached (sched.user_fairshare)
-    "fs_calc": (np.int64, 0),         # the calculation it belongs to, 0 none
+    "fs_calc": (np.int64, -2),        # its calculation's time; -2 none (calc_time is -1 or >= 0)
     "hist_sum": (np.int64, 0),        # predict: sum of the last min(hist_n, K) runtimes (s)
     "hist_n": (np.int32, 0),          # predict: completed runs recorded
     "is_seen": (np.uint8, 0),         # 1 once the user had an arrived job

@@ -74,9 +74,8 @@ cdef struct sched_t:
     intp_t n_seen             # users with an arrived job (multifactor shares 1 / n_seen)
     double* usage             # decayed usage (processor-seconds) at the last calculation
     simtime_t* accrued        # processor-seconds completed since the last calculation
-    double* fs                # the user's fair-share factor at calculation fs_calc[u]
-    simtime_t* fs_calc        # its calculation's number (mf_calcs), 0 never computed
-    simtime_t mf_calcs        # usage calculations made, plus 1
+    double* fs                # the user's fair-share factor at the calculation of fs_calc[u]
+    simtime_t* fs_calc        # that calculation's time (mf.calc_time, seconds), -2 none
     simtime_t* hist_sum       # predict: sum of the last min(hist_n, K) runtimes (seconds)
     int32_t* hist_n           # predict: completed runs recorded
     simtime_t* hist_ring      # predict: per user K slots, run number c in slot c % K (seconds)
@@ -115,10 +114,8 @@ cdef struct sched_t:
     # wfp3 and unicep under none, and under EASY with no processor free, order only the
     # queue's front (sched.queue_prepare, queue_select_next): set by loop.simulate only
     bint is_head_only         # the entrance allows ordering the front on demand
-    bint is_sort_owed         # wait[:n_sorted] is not in queue order: sort at the next pass
     intp_t n_front            # wait[:n_front] are the first jobs in queue order, in order,
-                              # the rest unordered until queue_select_next (is_sort_owed)
-    intp_t n_selected         # jobs queue_select_next brought forward in this pass
+                              # the rest unordered until queue_select_next
     simtime_t prepared_at     # seconds; the last queue_prepare's time (0 before the first)
     bint sr_valid             # the last pass was a slurm pass whose walk started nothing
     simtime_t sr_now          # its time (seconds)
@@ -381,15 +378,21 @@ cdef inline void qent_sort(qent_t* a, qent_t* tmp, intp_t* runs, intp_t n) noexc
         memcpy(a, src, n * sizeof(qent_t))
 
 
+cdef inline qent_t qent_of(const sched_t* s, intp_t j) noexcept nogil:
+    """Job j's queue entry: (key, submit, index)."""
+    cdef qent_t e
+    e.key = s.key[j]
+    e.submit = s.submit[j]
+    e.id = j
+    return e
+
+
 cdef inline void _queue_sort_from(sched_t* s, intp_t q) noexcept nogil:
     """Sort wait[q:] by (key, submit, index)."""
-    cdef intp_t i, j
+    cdef intp_t i
     cdef intp_t n = s.n_wait - q
     for i in range(n):
-        j = s.wait[q + i]
-        s.qtmp[i].key = s.key[j]
-        s.qtmp[i].submit = s.submit[j]
-        s.qtmp[i].id = j
+        s.qtmp[i] = qent_of(s, s.wait[q + i])
     qent_sort(s.qtmp, s.qtmp2, s.runs, n)
     for i in range(n):
         s.wait[q + i] = s.qtmp[i].id
@@ -404,10 +407,12 @@ cdef inline void queue_sort(sched_t* s) noexcept nogil:
 
 cdef inline double user_fairshare(sched_t* s, intp_t u) noexcept nogil:
     """``mf_fairshare`` of user u at the last usage calculation, computed once per user and
-    calculation (a ``pow``; the same double every time it is asked)."""
-    if s.fs_calc[u] != s.mf_calcs:
+    calculation (a ``pow``; the same double every time it is asked).  A calculation's time
+    identifies it: each one is later than the one before, and only a calculation changes
+    the usage and total the factor reads."""
+    if s.fs_calc[u] != s.mf.calc_time:
         s.fs[u] = mf_fairshare(&s.mf, s.usage[u])
-        s.fs_calc[u] = s.mf_calcs
+        s.fs_calc[u] = s.mf.calc_time
     return s.fs[u]
 
 
@@ -417,18 +422,12 @@ cdef enum:
 
 cdef inline void _queue_min_to(sched_t* s, intp_t q) noexcept nogil:
     """Swap the first job in queue order among wait[q:] (q < n_wait) into wait[q]."""
-    cdef intp_t i, j, best
+    cdef intp_t i, best
     cdef qent_t a, b
     best = q
-    j = s.wait[q]
-    b.key = s.key[j]
-    b.submit = s.submit[j]
-    b.id = j
+    b = qent_of(s, s.wait[q])
     for i in range(q + 1, s.n_wait):
-        j = s.wait[i]
-        a.key = s.key[j]
-        a.submit = s.submit[j]
-        a.id = j
+        a = qent_of(s, s.wait[i])
         if qent_before(&a, &b):
             b = a
             best = i
@@ -439,23 +438,23 @@ cdef inline void _queue_min_to(sched_t* s, intp_t q) noexcept nogil:
 
 cdef inline void queue_head_first(sched_t* s) noexcept nogil:
     """Bring the first job in queue order, by (key, submit, index), to wait[0]; the rest
-    stay in no particular order (``is_sort_owed``; ``queue_select_next`` orders more on
-    demand): one O(n) scan instead of the sort, for a pass that reads the queue's front
-    only (``is_head_only``)."""
+    stay in no particular order (``queue_select_next`` orders more on demand): one O(n)
+    scan instead of the sort, for a pass that reads the queue's front only
+    (``is_head_only``).  Only for the orders that re-key and re-order the whole queue at
+    every pass (``order_is_time_dependent``), so no later pass takes the rest for ordered;
+    ``n_sorted`` still counts the jobs queued by this preparation."""
     _queue_min_to(s, 0)
     s.n_sorted = s.n_wait
     s.n_front = 1
-    s.n_selected = 1
-    s.is_sort_owed = True
 
 
 cdef inline void queue_select_next(sched_t* s, intp_t q) noexcept nogil:
-    """Make wait[q] the next job in queue order (q == n_front < n_wait): a scan of
-    wait[q:] for the first few, then the sort of all of wait[q:] (a pass that starts many
-    jobs pays O(n log n) once, not O(n) per start)."""
-    if s.n_selected < QUEUE_SELECTIONS:
+    """Make wait[q] the next job in queue order (q == n_front < n_wait, so q jobs were
+    brought forward in this pass): a scan of wait[q:] for the first few, then the sort of
+    all of wait[q:] (a pass that starts many jobs pays O(n log n) once, not O(n) per
+    start)."""
+    if q < QUEUE_SELECTIONS:
         _queue_min_to(s, q)
-        s.n_selected += 1
         s.n_front = q + 1
     else:
         _queue_sort_from(s, q)
@@ -465,21 +464,16 @@ cdef inline void queue_select_next(sched_t* s, intp_t q) noexcept nogil:
 cdef inline void queue_insert_tail(sched_t* s) noexcept nogil:
     """Move the jobs that arrived since the last pass (wait[n_sorted:]) to their place in
     the sorted prefix: binary search + memmove each (FCFS arrivals append in O(1))."""
-    cdef intp_t i, j, lo, hi, mid, m
+    cdef intp_t j, lo, hi, mid
     cdef qent_t a, b
     while s.n_sorted < s.n_wait:
         j = s.wait[s.n_sorted]
-        a.key = s.key[j]
-        a.submit = s.submit[j]
-        a.id = j
+        a = qent_of(s, j)
         lo = 0
         hi = s.n_sorted
         while lo < hi:
             mid = (lo + hi) >> 1
-            m = s.wait[mid]
-            b.key = s.key[m]
-            b.submit = s.submit[m]
-            b.id = m
+            b = qent_of(s, s.wait[mid])
             if qent_before(&b, &a):
                 lo = mid + 1
             else:
@@ -527,7 +521,6 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         if mf_needs_calc(&s.mf, s.now):
             accrue_running(s)
             mf_recalc_usage(&s.mf, s.now, s.n_users, s.n_seen, s.usage, s.accrued)
-            s.mf_calcs += 1
             for i in range(s.n_wait):
                 j = s.wait[i]
                 s.prio[j] = mf_priority(&s.mf, s.now, s.submit[j], s.procs[j], s.total,
@@ -552,11 +545,6 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
             for i in range(s.n_sorted, s.n_wait):
                 j = s.wait[i]
                 s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
-    if s.is_sort_owed and not full:
-        # the last pass left the queue unordered behind its front; only wfp3 and unicep
-        # do that and they sort every pass anyway, so this guards the state for any other
-        # order: every key but the arrivals' (given above) is current, so sort
-        full = True
     s.prepared_at = s.now
     if (full and s.is_head_only and s.n_wait > 0 and order_is_time_dependent(s.order)
             and (s.free == 0 or s.backfill == BACKFILL_NONE)):
@@ -569,7 +557,6 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         s.is_bfo_dirty = True
     elif full:
         queue_sort(s)
-        s.is_sort_owed = False
         s.is_bfo_dirty = True
     else:
         queue_insert_tail(s)
@@ -602,7 +589,6 @@ cdef inline int sched_set_params(sched_t* s, object core) except -1:
     s.mf.calc_time = -1
     s.mf.total_usage = 0.0
     s.mf.users_at_calc = 0
-    s.mf_calcs = 1
     return 0
 
 
