@@ -430,6 +430,48 @@ cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexc
         memcpy(a, src, n * sizeof(rent_t))
 
 
+cdef inline void rent_sort_nearly(rent_t* a, rent_t* buf, intp_t buf_cap, intp_t* runs,
+                                  intp_t n) noexcept nogil:
+    """rent_sort for an order where most entries already come after the ones before them
+    and a few have moved earlier (the last re-plan's order after its moves): the entries
+    that come before the last one kept move aside into ``buf``, which is sorted alone,
+    then merged back from the end (the kept ones stay sorted in a's front).  O(n + k log k)
+    for k set aside; rent_sort when more than half of them are (``buf`` holds
+    ``buf_cap`` entries, at least n of them; the set-aside ones and their merge buffer
+    take 2k)."""
+    cdef intp_t i
+    cdef intp_t k = 0
+    cdef intp_t m = 0
+    cdef intp_t w
+    if n < 2:
+        return
+    for i in range(n):
+        if k == 0 or not _rent_before(&a[i], &a[k - 1]):
+            a[k] = a[i]
+            k += 1
+        else:
+            buf[m] = a[i]
+            m += 1
+    if m == 0:
+        return
+    if 2 * m > n or 2 * m > buf_cap:
+        memcpy(a + k, buf, m * sizeof(rent_t))
+        rent_sort(a, buf, runs, n)
+        return
+    rent_sort(buf, buf + m, runs, m)
+    # merge from the back: a[0:k] and buf[0:m] into a[0:n] (n = k + m), never writing
+    # over a kept entry not yet read
+    w = n
+    while m > 0:
+        w -= 1
+        if k > 0 and _rent_before(&buf[m - 1], &a[k - 1]):
+            k -= 1
+            a[w] = a[k]
+        else:
+            m -= 1
+            a[w] = buf[m]
+
+
 cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
     """The conservative re-plan order of wait[head_pos:] into s.rtmp (returns how many):
     holders of a reservation first (by that reservation, ties by queue order), then the
@@ -437,14 +479,40 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
     ``resv`` then holds the estimate).  Shared by conservative_backfill and
     kept_conservative; the kept profile needs only that holders come by non-decreasing
     reservation and all others after them."""
-    cdef intp_t q, j, i, h
+    cdef intp_t q, j, i, h, k
     cdef intp_t m = 0
-    for q in range(head_pos, s.n_wait):
-        j = s.wait[q]
-        s.rtmp[m].resv = s.resv_cur[j] if s.resv_cur[j] >= 0 else INT64_MAX
-        s.rtmp[m].pos = q
-        m += 1
-    rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, m)    # qtmp2: n_jobs qent_t, larger
+    if s.rprev != NULL and s.n_rprev > 0:
+        # From the last re-plan's order, whose reservations have only moved earlier since
+        # (mostly keeping their order): the sort then finds long runs.  Any order of the
+        # same entries sorts to the same result (pos is unique); rqpos makes them the
+        # same: -1 not waiting from head_pos on, -2 already taken, else the position.
+        for k in range(s.n_rprev):
+            s.rqpos[s.rprev[k]] = -1
+        for q in range(head_pos, s.n_wait):
+            s.rqpos[s.wait[q]] = q
+        for k in range(s.n_rprev):
+            j = s.rprev[k]
+            q = s.rqpos[j]
+            if q >= 0 and s.resv_cur[j] >= 0:
+                s.rtmp[m].resv = s.resv_cur[j]
+                s.rtmp[m].pos = q
+                m += 1
+                s.rqpos[j] = -2
+        for q in range(head_pos, s.n_wait):
+            j = s.wait[q]
+            if s.rqpos[j] != -2:
+                s.rtmp[m].resv = s.resv_cur[j] if s.resv_cur[j] >= 0 else INT64_MAX
+                s.rtmp[m].pos = q
+                m += 1
+    else:
+        for q in range(head_pos, s.n_wait):
+            j = s.wait[q]
+            s.rtmp[m].resv = s.resv_cur[j] if s.resv_cur[j] >= 0 else INT64_MAX
+            s.rtmp[m].pos = q
+            m += 1
+    # qtmp2: n_jobs qent_t, larger than n_jobs rent_t
+    rent_sort_nearly(s.rtmp, <rent_t*> s.qtmp2,
+                     (s.n_jobs * <intp_t> sizeof(qent_t)) // <intp_t> sizeof(rent_t), s.runs, m)
     if s.bf_order == BFORDER_SJF:
         # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
         h = m
@@ -453,6 +521,11 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
         for i in range(h, m):
             s.rtmp[i].resv = s.est[s.wait[s.rtmp[i].pos]]
         rent_sort(s.rtmp + h, <rent_t*> s.qtmp2, s.runs, m - h)
+    if s.rprev != NULL:
+        # this order, for the next re-plan (the queue keeps its positions during a pass)
+        for i in range(m):
+            s.rprev[i] = s.wait[s.rtmp[i].pos]
+        s.n_rprev = m
     return m
 
 
@@ -565,26 +638,33 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     rebuilds), 1 when done."""
     cdef intp_t i, q, j, m
     cdef simtime_t when, hold, lb, r, hint
-    cdef procs_t n
+    cdef simtime_t last_hold = -1
+    cdef simtime_t last_when = -1
+    cdef procs_t n, back
+    cdef procs_t last_n = -1
     cdef ppos_t at
-    for q in range(s.n_wait):
-        r = s.resv_cur[s.wait[q]]
-        if 0 <= r < s.now:
-            return 0
+    m = replan_order(s, 0)
+    # the earliest previous reservation comes first (a job without one has -1)
+    if m > 0 and 0 <= s.resv_cur[s.wait[s.rtmp[0].pos]] < s.now:
+        return 0
     profile_trim(&s.prof, s.now)
     shape_reset(&s.prof)
     s.prof.n_hints = 0
     s.prof.hint_next = 0
-    m = replan_order(s, 0)
     for i in range(m):
         q = s.rtmp[i].pos
         j = s.wait[q]
         n = s.procs[j]
         hold = hold_time(s.est[j])
+        r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
+        if r > s.now and n == last_n and hold == last_hold and last_when >= r:
+            # its shape's answer in this pass is already >= r, a lower bound of its own:
+            # it keeps r, and like any answer left unnoted that changes no later answer
+            # (docs/core.md "Which holders are visited", shortcut 3)
+            continue
         lb = shape_hint(&s.prof, n, hold)
         if lb < s.now:
             lb = s.now
-        r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
         if r >= 0:
             when = r
             if lb < r and lb + hold >= r:
@@ -600,13 +680,17 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
                     lb = hint
                 when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
             if when < r:
-                profile_reserve(&s.prof, r, r + hold, -n)
-                profile_reserve(&s.prof, when, when + hold, n)
-                # the old slot's two ends may now be stale breakpoints (when + hold may
-                # be r itself)
-                profile_merge_at(&s.prof, r + hold)
-                profile_merge_at(&s.prof, r)
-                dec_add(&s.prof, when + hold if when + hold > r else r, r + hold)
+                # as kept_by_holders moves one holder (docs/core.md "Moves over
+                # overlapping slots"): overlapping slots change only at their two ends,
+                # the old slot's ends merged where stale, recorded where processors came
+                # back with the most now free there as its bound
+                if when + hold > r:
+                    _stretch_move(s, when, r, n, hold)
+                else:
+                    back = profile_give_back_max(&s.prof, r, r + hold, n)
+                    profile_reserve(&s.prof, when, when + hold, n)
+                    profile_merge_at(&s.prof, r)     # when + hold may be r itself
+                    dec_add_max(&s.prof, r, r + hold, back)
         else:
             hint = profile_hint(&s.prof, n, hold)
             if hint > lb:
@@ -615,6 +699,9 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
             profile_reserve(&s.prof, when, when + hold, n)
         shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
         give_reservation(s, j, when)
+        last_n = n
+        last_hold = hold
+        last_when = when
         if when == s.now:
             start_job(s, q)
     return 1

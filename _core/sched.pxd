@@ -11,6 +11,7 @@ from libc.stdint cimport int32_t, uint8_t
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PREDICT,
                      ESTIMATE_LEARNED, BACKFILL_NONE, BACKFILL_EASY, BACKFILL_SLURM, BFORDER_SJF,
+                     BACKFILL_CONSERVATIVE,
                      BF_ROUNDING_DOWN, PREDICT_COLD_REQUEST, CORRECTION_INCREMENTAL,
                      SIZE_FAVOR_SMALL, PREDICT_AT_SUBMIT)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
@@ -92,6 +93,11 @@ cdef struct sched_t:
     qent_t* qtmp2             # merge buffer for that sort
     intp_t* runs              # run boundaries for that sort (n_jobs + 1)
     rent_t* rtmp              # scratch for the conservative re-plan and SJBF candidate orders
+    # conservative: the last re-plan's order (job indices), from which the next one is
+    # built, so that its sort finds long runs (backfill.replan_order); NULL otherwise
+    intp_t* rprev             # job indices in the order the last re-plan visited them
+    intp_t n_rprev            # entries in rprev
+    intp_t* rqpos             # per job: queue position while building (-1, -2: see there)
     # SJBF candidate order (easy, slurm with bf_order SJF; else bfo is NULL): the waiting
     # jobs by (estimate, queue order), kept across passes (backfill.bfo_prepare)
     intp_t* bfo               # job indices; bfo[:n_bfo_sorted] in that order, then arrivals
@@ -596,6 +602,9 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     """Allocate the internal C arrays for up to ``n_jobs`` jobs (release with
     sched_release, also after a failure)."""
     cdef intp_t cap = n_jobs if n_jobs > 1 else 1
+    s.rprev = NULL
+    s.rqpos = NULL
+    s.n_rprev = 0
     s.run = <run_t*> malloc(cap * sizeof(run_t))
     s.run_tmp = <run_t*> malloc(cap * sizeof(run_t))
     s.wait = <intp_t*> malloc(cap * sizeof(intp_t))
@@ -613,6 +622,15 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
             raise MemoryError("scheduler state")
     s.n_bfo = 0
     s.n_bfo_sorted = 0
+    if s.backfill == BACKFILL_CONSERVATIVE:
+        s.rprev = <intp_t*> malloc(cap * sizeof(intp_t))
+        s.rqpos = <intp_t*> malloc(cap * sizeof(intp_t))
+        if s.rprev == NULL or s.rqpos == NULL:
+            c_free(s.rprev)
+            c_free(s.rqpos)
+            s.rprev = NULL
+            s.rqpos = NULL
+            raise MemoryError("scheduler state")
     s.is_bfo_dirty = True
     s.n_run = 0
     s.n_wait = 0
@@ -641,6 +659,11 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     c_free(s.started_tmp)
     c_free(s.bfo)
     s.bfo = NULL
+    c_free(s.rprev)
+    c_free(s.rqpos)
+    s.rprev = NULL
+    s.rqpos = NULL
+    s.n_rprev = 0
     s.run = NULL
     s.run_tmp = NULL
     s.wait = NULL

@@ -299,12 +299,14 @@ def holder_workload(seed, n=420, total=64):
 
 @pytest.mark.parametrize("order, bf_order", [("fcfs", "queue"), ("sjf", "queue"),
                                              ("ljf", "queue"), ("fcfs", "sjf"),
-                                             ("wfp3", "queue")])
+                                             ("wfp3", "queue"), ("unicep", "queue"),
+                                             ("multifactor", "queue"), ("wfp3", "sjf")])
 @pytest.mark.parametrize("seed", [5, 6])
 def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     """The event loop re-plans conservative on its kept profile and visits only the
-    holders whose reservation can change (static orders: the holder index; wfp3: the
-    per-pass re-plan order); `plan` rebuilds every pass and re-plans every job: both give
+    holders whose reservation can change (static orders: the holder index; wfp3, unicep
+    and multifactor: the per-pass re-plan order, built from the last one's, with the
+    same-shape shortcut); `plan` rebuilds every pass and re-plans every job: both give
     the same schedule (a wrong skip leaves a reservation later than the rebuilt pass's)."""
     w = holder_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
@@ -337,7 +339,7 @@ def identical_runs_workload(seed, n=600, total=128):
             np.zeros(n, dtype=np.int64), total)
 
 
-@pytest.mark.parametrize("order", ["fcfs", "sjf"])
+@pytest.mark.parametrize("order", ["fcfs", "sjf", "wfp3", "unicep"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_conservative_identical_runs_reproduce_plan(order, seed):
     """Runs of identical holders moved by one profile update (docs/core.md "Runs of
