@@ -31,7 +31,7 @@ from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_re
                       profile_last_short_end)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     queue_select_next,
-                    qent_before)
+                    qent_before, qent_of)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
                       holders_remove, holders_first, hold_before)
 
@@ -366,19 +366,28 @@ cdef inline int bf_reserve(sched_t* s, simtime_t start, simtime_t end,
     return 0
 
 
-cdef inline bint _rent_before(const rent_t* a, const rent_t* b) noexcept nogil:
-    """Re-plan order: previous reservation, then queue position."""
-    return a.resv < b.resv or (a.resv == b.resv and a.pos < b.pos)
+cdef inline bint _rent_before(const sched_t* s, const rent_t* a, const rent_t* b) noexcept nogil:
+    """Re-plan order: previous reservation, then queue order: the queue position (``pos``
+    of an ordered queue), or, in a queue left unordered (``is_queue_unsorted``), the queue
+    entries (key, submit, index) of the jobs at the two positions."""
+    cdef qent_t ea, eb
+    if a.resv != b.resv:
+        return a.resv < b.resv
+    if not s.is_queue_unsorted:
+        return a.pos < b.pos
+    ea = qent_of(s, s.wait[a.pos])
+    eb = qent_of(s, s.wait[b.pos])
+    return qent_before(&ea, &eb)
 
 
-cdef inline void _rent_merge(const rent_t* src, rent_t* dst, intp_t lo, intp_t mid,
-                             intp_t hi) noexcept nogil:
+cdef inline void _rent_merge(const sched_t* s, const rent_t* src, rent_t* dst, intp_t lo,
+                             intp_t mid, intp_t hi) noexcept nogil:
     """Merge the sorted runs src[lo:mid] and src[mid:hi] into dst[lo:hi]."""
     cdef intp_t i = lo
     cdef intp_t j = mid
     cdef intp_t k = lo
     while i < mid and j < hi:
-        if _rent_before(&src[j], &src[i]):
+        if _rent_before(s, &src[j], &src[i]):
             dst[k] = src[j]
             j += 1
         else:
@@ -391,7 +400,8 @@ cdef inline void _rent_merge(const rent_t* src, rent_t* dst, intp_t lo, intp_t m
         memcpy(dst + k, src + j, (hi - j) * sizeof(rent_t))
 
 
-cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexcept nogil:
+cdef inline void rent_sort(const sched_t* s, rent_t* a, rent_t* tmp, intp_t* runs,
+                           intp_t n) noexcept nogil:
     """Natural merge sort by (resv, pos) (pos is unique: the order qsort with _rent_cmp
     gives).  Built in queue order, the previous reservations are mostly increasing, so
     this is O(n log runs) instead of O(n log n).  ``tmp`` holds n entries, ``runs`` n + 1."""
@@ -404,7 +414,7 @@ cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexc
     r = 0
     runs[0] = 0
     for i in range(1, n):
-        if _rent_before(&a[i], &a[i - 1]):
+        if _rent_before(s, &a[i], &a[i - 1]):
             r += 1
             runs[r] = i
     r += 1
@@ -413,7 +423,7 @@ cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexc
         nr = 0
         k = 0
         while k + 1 < r:
-            _rent_merge(src, dst, runs[k], runs[k + 1], runs[k + 2])
+            _rent_merge(s, src, dst, runs[k], runs[k + 1], runs[k + 2])
             runs[nr] = runs[k]
             nr += 1
             k += 2
@@ -430,8 +440,8 @@ cdef inline void rent_sort(rent_t* a, rent_t* tmp, intp_t* runs, intp_t n) noexc
         memcpy(a, src, n * sizeof(rent_t))
 
 
-cdef inline void rent_sort_nearly(rent_t* a, rent_t* buf, intp_t buf_cap, intp_t* runs,
-                                  intp_t n) noexcept nogil:
+cdef inline void rent_sort_nearly(const sched_t* s, rent_t* a, rent_t* buf, intp_t buf_cap,
+                                  intp_t* runs, intp_t n) noexcept nogil:
     """rent_sort for an order where most entries already come after the ones before them
     and a few have moved earlier (the last re-plan's order after its moves): the entries
     that come before the last one kept move aside into ``buf``, which is sorted alone,
@@ -446,7 +456,7 @@ cdef inline void rent_sort_nearly(rent_t* a, rent_t* buf, intp_t buf_cap, intp_t
     if n < 2:
         return
     for i in range(n):
-        if k == 0 or not _rent_before(&a[i], &a[k - 1]):
+        if k == 0 or not _rent_before(s, &a[i], &a[k - 1]):
             a[k] = a[i]
             k += 1
         else:
@@ -456,15 +466,15 @@ cdef inline void rent_sort_nearly(rent_t* a, rent_t* buf, intp_t buf_cap, intp_t
         return
     if 2 * m > n or 2 * m > buf_cap:
         memcpy(a + k, buf, m * sizeof(rent_t))
-        rent_sort(a, buf, runs, n)
+        rent_sort(s, a, buf, runs, n)
         return
-    rent_sort(buf, buf + m, runs, m)
+    rent_sort(s, buf, buf + m, runs, m)
     # merge from the back: a[0:k] and buf[0:m] into a[0:n] (n = k + m), never writing
     # over a kept entry not yet read
     w = n
     while m > 0:
         w -= 1
-        if k > 0 and _rent_before(&buf[m - 1], &a[k - 1]):
+        if k > 0 and _rent_before(s, &buf[m - 1], &a[k - 1]):
             k -= 1
             a[w] = a[k]
         else:
@@ -511,8 +521,9 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
             s.rtmp[m].pos = q
             m += 1
     # qtmp2: n_jobs qent_t, larger than n_jobs rent_t
-    rent_sort_nearly(s.rtmp, <rent_t*> s.qtmp2,
-                     (s.n_jobs * <intp_t> sizeof(qent_t)) // <intp_t> sizeof(rent_t), s.runs, m)
+    rent_sort_nearly(s, s.rtmp, <rent_t*> s.qtmp2,
+                     (s.n_jobs * <intp_t> sizeof(qent_t)) // <intp_t> sizeof(rent_t), s.runs,
+                     m)
     if s.bf_order == BFORDER_SJF:
         # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
         h = m
@@ -520,7 +531,7 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
             h -= 1
         for i in range(h, m):
             s.rtmp[i].resv = s.est[s.wait[s.rtmp[i].pos]]
-        rent_sort(s.rtmp + h, <rent_t*> s.qtmp2, s.runs, m - h)
+        rent_sort(s, s.rtmp + h, <rent_t*> s.qtmp2, s.runs, m - h)
     if s.rprev != NULL:
         # this order, for the next re-plan (the queue keeps its positions during a pass)
         for i in range(m):
@@ -728,7 +739,7 @@ cdef inline int holders_build(sched_t* s) except -1 nogil:
             s.rtmp[m].resv = s.resv_cur[j]
             s.rtmp[m].pos = q
             m += 1
-    rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
+    rent_sort(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
     for i in range(m):
         j = s.wait[s.rtmp[i].pos]
         holders_append(&s.hold, s.rtmp[i].resv, j, hold_time(s.est[j]), s.procs[j])
@@ -1082,7 +1093,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             s.rtmp[n_new - found].pos = q
             s.rtmp[n_new - found].resv = s.est[j]
     if s.bf_order == BFORDER_SJF:
-        rent_sort(s.rtmp, <rent_t*> s.qtmp2, s.runs, n_new)
+        rent_sort(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, n_new)
     # the holders, in (previous reservation, queue order); rtmp[n_new:] collects the moved
     n_moved = 0
     b = 0
@@ -1559,6 +1570,27 @@ cdef inline void slurm_record(sched_t* s, bint is_walked) noexcept nogil:
         s.sr_last_job = s.wait[s.n_wait - 1]
 
 
+cdef inline void _backfilled_unsorted(sched_t* s) noexcept nogil:
+    """drop_started's backfilled flags in a queue left unordered (``is_queue_unsorted``;
+    started_pos sorted): a started job is backfilled when a job that stays waiting comes
+    before it in queue order, i.e. when the first of those in queue order does."""
+    cdef intp_t k = 0
+    cdef intp_t q
+    cdef bint is_any = False
+    cdef qent_t first, e
+    for q in range(s.n_wait):
+        if k < s.n_started and s.started_pos[k] == q:
+            k += 1
+            continue
+        e = qent_of(s, s.wait[q])
+        if not is_any or qent_before(&e, &first):
+            first = e
+            is_any = True
+    for k in range(s.n_started):
+        e = qent_of(s, s.wait[s.started_pos[k]])
+        s.backfilled[e.id] = is_any and qent_before(&first, &e)
+
+
 cdef inline void drop_started(sched_t* s) noexcept nogil:
     """Remove the started jobs from the queue (memmove of the runs between them) and flag
     as backfilled those with a waiting job ahead: at position p, after k earlier starts,
@@ -1573,10 +1605,13 @@ cdef inline void drop_started(sched_t* s) noexcept nogil:
             pos[m + 1] = pos[m]
             m -= 1
         pos[m + 1] = p
+    if s.is_queue_unsorted:
+        _backfilled_unsorted(s)
     kept = pos[0]
     for k in range(s.n_started):
         p = pos[k]
-        s.backfilled[s.wait[p]] = p > k
+        if not s.is_queue_unsorted:
+            s.backfilled[s.wait[p]] = p > k
         nxt = pos[k + 1] if k + 1 < s.n_started else s.n_wait
         run_len = nxt - p - 1
         if run_len > 0:

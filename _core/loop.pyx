@@ -17,6 +17,7 @@ from sched cimport sched_t, release_job, admit_arrivals
 from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
 from backfill cimport kept_release
+from priority cimport order_is_time_dependent
 from counters cimport (COUNT_ON, count, malleo_cnt, malleo_cnt_names, CNT_SEGMENTS, CNT_KINDS,
                       CNT_PASSES, CNT_QUEUE_SUM)
 cimport counters
@@ -154,6 +155,10 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     t.s.is_slurm_resume = t.s.backfill == BACKFILL_SLURM
     # none and EASY passes that read only the queue's front order only that (sched.pxd)
     t.s.is_head_only = t.s.backfill == BACKFILL_NONE or t.s.backfill == BACKFILL_EASY
+    # conservative with wfp3 or unicep re-plans by reservation, ties in queue order read
+    # from the keys: it never sorts its queue (backfill.pxd, _rent_before, drop_started)
+    t.s.is_queue_unsorted = (t.s.is_keep_profile
+                             and order_is_time_dependent(t.s.order))
     try:
         if core.is_learned:
             learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)

@@ -120,6 +120,10 @@ cdef struct sched_t:
     # wfp3 and unicep under none, and under EASY with no processor free, order only the
     # queue's front (sched.queue_prepare, queue_select_next): set by loop.simulate only
     bint is_head_only         # the entrance allows ordering the front on demand
+    # wfp3 and unicep under conservative with a kept profile: the queue is never sorted;
+    # the re-plan order breaks ties by the queue entries and drop_started finds the
+    # backfilled flags without positions (backfill.pxd): set by loop.simulate only
+    bint is_queue_unsorted
     intp_t n_front            # wait[:n_front] are the first jobs in queue order, in order,
                               # the rest unordered until queue_select_next
     simtime_t prepared_at     # seconds; the last queue_prepare's time (0 before the first)
@@ -561,6 +565,10 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         # and then inserts arrivals into the ordered queue, cheaper than a scan a pass
         queue_head_first(s)
         s.is_bfo_dirty = True
+    elif s.is_queue_unsorted:
+        # the re-plan order reads the keys, not the positions: the arrivals stay behind
+        s.n_sorted = s.n_wait
+        s.n_front = s.n_wait
     elif full:
         queue_sort(s)
         s.is_bfo_dirty = True
