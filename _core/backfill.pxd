@@ -402,9 +402,9 @@ cdef inline void _rent_merge(const sched_t* s, const rent_t* src, rent_t* dst, i
 
 cdef inline void rent_sort(const sched_t* s, rent_t* a, rent_t* tmp, intp_t* runs,
                            intp_t n) noexcept nogil:
-    """Natural merge sort by (resv, pos) (pos is unique: the order qsort with _rent_cmp
-    gives).  Built in queue order, the previous reservations are mostly increasing, so
-    this is O(n log runs) instead of O(n log n).  ``tmp`` holds n entries, ``runs`` n + 1."""
+    """Natural merge sort in _rent_before's order (a total order: positions are unique), so
+    O(n log runs) instead of O(n log n) on an input that is mostly in order already.
+    ``tmp`` holds n entries, ``runs`` n + 1."""
     cdef intp_t i, k, r, nr
     cdef rent_t* src = a
     cdef rent_t* dst = tmp
@@ -440,15 +440,14 @@ cdef inline void rent_sort(const sched_t* s, rent_t* a, rent_t* tmp, intp_t* run
         memcpy(a, src, n * sizeof(rent_t))
 
 
-cdef inline void rent_sort_nearly(const sched_t* s, rent_t* a, rent_t* buf, intp_t buf_cap,
-                                  intp_t* runs, intp_t n) noexcept nogil:
+cdef inline void rent_sort_nearly(const sched_t* s, rent_t* a, rent_t* buf, intp_t* runs,
+                                  intp_t n) noexcept nogil:
     """rent_sort for an order where most entries already come after the ones before them
     and a few have moved earlier (the last re-plan's order after its moves): the entries
     that come before the last one kept move aside into ``buf``, which is sorted alone,
     then merged back from the end (the kept ones stay sorted in a's front).  O(n + k log k)
-    for k set aside; rent_sort when more than half of them are (``buf`` holds
-    ``buf_cap`` entries, at least n of them; the set-aside ones and their merge buffer
-    take 2k)."""
+    for k set aside; rent_sort when more than half of them are (``buf`` holds n entries:
+    the k <= n / 2 set aside and their merge buffer fit)."""
     cdef intp_t i
     cdef intp_t k = 0
     cdef intp_t m = 0
@@ -464,7 +463,7 @@ cdef inline void rent_sort_nearly(const sched_t* s, rent_t* a, rent_t* buf, intp
             m += 1
     if m == 0:
         return
-    if 2 * m > n or 2 * m > buf_cap:
+    if 2 * m > n:
         memcpy(a + k, buf, m * sizeof(rent_t))
         rent_sort(s, a, buf, runs, n)
         return
@@ -520,10 +519,7 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
             s.rtmp[m].resv = s.resv_cur[j] if s.resv_cur[j] >= 0 else INT64_MAX
             s.rtmp[m].pos = q
             m += 1
-    # qtmp2: n_jobs qent_t, larger than n_jobs rent_t
-    rent_sort_nearly(s, s.rtmp, <rent_t*> s.qtmp2,
-                     (s.n_jobs * <intp_t> sizeof(qent_t)) // <intp_t> sizeof(rent_t), s.runs,
-                     m)
+    rent_sort_nearly(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, m)   # qtmp2: n_jobs qent_t, larger
     if s.bf_order == BFORDER_SJF:
         # SJBF: the jobs without a reservation (the tail, INT64_MAX) by (estimate, position)
         h = m
@@ -1593,8 +1589,9 @@ cdef inline void _backfilled_unsorted(sched_t* s) noexcept nogil:
 
 cdef inline void drop_started(sched_t* s) noexcept nogil:
     """Remove the started jobs from the queue (memmove of the runs between them) and flag
-    as backfilled those with a waiting job ahead: at position p, after k earlier starts,
-    p - k jobs ahead are still waiting."""
+    as backfilled those with a waiting job ahead: in an ordered queue, at position p after
+    k earlier starts, p - k jobs ahead are still waiting; in one left unordered
+    (``is_queue_unsorted``), _backfilled_unsorted."""
     cdef intp_t k, m, p, nxt, run_len
     cdef intp_t kept
     cdef intp_t* pos = s.started_pos
@@ -1607,11 +1604,12 @@ cdef inline void drop_started(sched_t* s) noexcept nogil:
         pos[m + 1] = p
     if s.is_queue_unsorted:
         _backfilled_unsorted(s)
+    else:
+        for k in range(s.n_started):
+            s.backfilled[s.wait[pos[k]]] = pos[k] > k
     kept = pos[0]
     for k in range(s.n_started):
         p = pos[k]
-        if not s.is_queue_unsorted:
-            s.backfilled[s.wait[p]] = p > k
         nxt = pos[k + 1] if k + 1 < s.n_started else s.n_wait
         run_len = nxt - p - 1
         if run_len > 0:

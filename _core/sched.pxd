@@ -634,10 +634,6 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
         s.rprev = <intp_t*> malloc(cap * sizeof(intp_t))
         s.rqpos = <intp_t*> malloc(cap * sizeof(intp_t))
         if s.rprev == NULL or s.rqpos == NULL:
-            c_free(s.rprev)
-            c_free(s.rqpos)
-            s.rprev = NULL
-            s.rqpos = NULL
             raise MemoryError("scheduler state")
     s.is_bfo_dirty = True
     s.n_run = 0
