@@ -7,12 +7,13 @@ or 2, a refusal without a ``malleo: error:`` or usage message, or an example run
 kept jobs fit the machine and the limits, a converted sacct file reads back, a shown
 policy reads back the same).
 
-Bounded time: each test has a ``max_examples`` and a per-example ``deadline`` chosen so the
-whole module runs in about 2-3 minutes on 2 cores (measured: see docs/testing.md).
+Bounded time: each test has a ``max_examples`` chosen so the whole module runs in about
+2-3 minutes on 2 cores (measured: see docs/testing.md), and every command runs under the
+hang alarm.  No per-example deadline: a timed assertion fails on a loaded machine, and
+the work of an example is bounded by its inputs (sizes, trials) instead.
 ``MALLEO_FUZZ_SCALE`` multiplies every ``max_examples`` (e.g. 10 for a longer local run).
 Strategies: tests/fuzz_strategies.py.
 """
-import datetime
 import os
 import signal
 from contextlib import contextmanager
@@ -37,14 +38,12 @@ from malleo.limits import MAX_PROCS, MAX_TIME
 
 SCALE = float(os.environ.get("MALLEO_FUZZ_SCALE", "1"))
 HANG_SECONDS = 60
-"""An example running longer than this is a hang (the deadline catches slow ones first)."""
+"""A command running longer than this is a hang."""
 
 
-def fuzz(examples: int, deadline_ms: int = 4000):
-    """Hypothesis settings of one fuzz test: ``examples`` (times MALLEO_FUZZ_SCALE) and a
-    per-example deadline."""
-    return settings(max_examples=max(1, int(examples * SCALE)),
-                    deadline=datetime.timedelta(milliseconds=deadline_ms),
+def fuzz(examples: int):
+    """Hypothesis settings of one fuzz test: ``examples`` (times MALLEO_FUZZ_SCALE)."""
+    return settings(max_examples=max(1, int(examples * SCALE)), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
                                            HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])
@@ -113,7 +112,7 @@ def test_swf_reader_and_trace_info(folder, data, lenient, gz):
     assert jobs["submit_time"].is_monotonic_increasing
 
 
-@fuzz(examples=100, deadline_ms=8000)
+@fuzz(examples=100)
 @given(data=swf_texts(plausible=True),
        backfill=st.sampled_from(["none", "easy", "conservative", "slurm"]))
 def test_replay_of_fuzzed_traces_never_oversubscribes(folder, data, backfill):
@@ -141,7 +140,7 @@ def test_replay_of_fuzzed_traces_never_oversubscribes(folder, data, backfill):
 
 # ------------------------------------------------------------------------------ TOML
 
-@fuzz(examples=300, deadline_ms=3000)
+@fuzz(examples=300)
 @given(text=toml_texts())
 def test_policy_files(folder, text):
     path = folder / "policy.toml"
@@ -155,7 +154,7 @@ def test_policy_files(folder, text):
         assert shown.output.splitlines()[1:] == result.output.splitlines()[1:]
 
 
-@fuzz(examples=300, deadline_ms=3000)
+@fuzz(examples=300)
 @given(text=toml_texts(), search=st.sampled_from(["grid", "random", "tpe"]),
        trials=st.one_of(st.none(), st.integers(1, 10**6)))
 def test_space_files(text, search, trials):
@@ -174,7 +173,7 @@ def test_space_files(text, search, trials):
     assert set(point) == {p.name for p in space.params}
 
 
-@fuzz(examples=40, deadline_ms=15000)
+@fuzz(examples=40)
 @given(text=space_texts())
 def test_tune_command_with_fuzzed_space_files(folder, tiny_trace, text):
     space = folder / "space.toml"
@@ -189,7 +188,7 @@ def test_tune_command_with_fuzzed_space_files(folder, tiny_trace, text):
 
 # ------------------------------------------------------------------------------ sacct
 
-@fuzz(examples=400, deadline_ms=3000)
+@fuzz(examples=400)
 @given(text=sacct_texts())
 def test_sacct_parsable_text(folder, text):
     source = folder / "sacct.txt"
@@ -201,7 +200,7 @@ def test_sacct_parsable_text(folder, text):
         invoke("trace", "info", out)          # what from-sacct writes, the reader reads
 
 
-@fuzz(examples=400, deadline_ms=3000)
+@fuzz(examples=400)
 @given(text=sacct_json_texts())
 def test_sacct_json(folder, text):
     source = folder / "sacct.json"
@@ -222,7 +221,7 @@ def replay_lines(folder, tiny_trace):
     return out.read_text().splitlines()
 
 
-@fuzz(examples=250, deadline_ms=3000)
+@fuzz(examples=250)
 @given(data=st.data())
 def test_report_inputs(folder, replay_lines, data):
     path = folder / "fuzzed.csv"
@@ -240,7 +239,7 @@ def test_report_inputs(folder, replay_lines, data):
                if key in ("wait_mean", "bsld_mean") and value is not None)
 
 
-@fuzz(examples=8, deadline_ms=20000)
+@fuzz(examples=8)
 @given(data=st.data())
 def test_report_command(folder, replay_lines, data):
     path = folder / "fuzzed-cli.csv"
@@ -250,7 +249,7 @@ def test_report_command(folder, replay_lines, data):
 
 # ------------------------------------------------------------------------------ CLI options
 
-@fuzz(examples=400, deadline_ms=6000)
+@fuzz(examples=400)
 @given(args=replay_arguments())
 def test_replay_options(tiny_trace, args):
     assume(not awaiting_core(args))
@@ -280,7 +279,7 @@ def awaiting_core(args: list[str]) -> bool:
     return False
 
 
-@fuzz(examples=150, deadline_ms=10000)
+@fuzz(examples=150)
 @given(data=st.data(), command=st.sampled_from(["trace generate", "trace from-sacct", "tune"]))
 def test_other_command_options(folder, tiny_trace, data, command):
     args = data.draw(command_arguments(command))

@@ -15,7 +15,7 @@ from malleo.emulator.tune.evaluate import DEFAULT_TRIAL, Setup, evaluate, split_
 from malleo.emulator.tune.objective import parse_objective
 from malleo.emulator.tune.results import COLUMNS, ResultsFile, read_results
 from malleo.emulator.tune.runner import run_tune
-from malleo.emulator.tune.search import TpeSearch, fixed_points
+from malleo.emulator.tune.search import TpeSearch, fixed_points, space_points
 from malleo.emulator.tune.space import loads_space
 from malleo.emulator.workload import generate_lublin
 from malleo.errors import MalleoError, PolicyError
@@ -155,6 +155,50 @@ def test_tpe_is_seeded_and_in_range():
     first = draws(7)
     assert first == draws(7)
     assert all(60 <= p["bf_window"] <= 86400 and p["order"] in ("fcfs", "sjf") for p in first)
+
+
+def test_space_points_counts_the_lattices():
+    assert space_points(loads_space(SPACE)) == 6
+    assert space_points(loads_space('order = ["fcfs", "sjf"]\n'
+                                    "bf_max_job_test = { low = 1, high = 12 }\n"
+                                    "bf_window = { low = 60, high = 600, step = 60 }\n")) \
+        == 2 * 12 * 10
+    assert space_points(loads_space("[multifactor]\nweight_age = { low = 0.0, high = 9.5 }\n")) \
+        is None
+
+
+def test_tpe_asks_each_point_once_and_stops_when_the_space_is_tried():
+    space = loads_space('order = ["fcfs", "sjf", "wfp3"]\n'
+                        "bf_max_job_test = { low = 1, high = 3 }\n")
+    tpe = TpeSearch(space, 2)
+    seen = []
+    while (point := tpe.ask()) is not None:
+        number, params = point
+        seen.append(json.dumps(params, sort_keys=True))
+        tpe.tell(number, 1.0 if params["order"] == "sjf" else 2.0)
+    assert len(seen) == len(set(seen)) == 9
+    assert len(tpe.study.trials) >= 9          # repeats were told, not returned
+
+
+def test_tpe_repeats_of_a_point_in_flight_share_its_score():
+    tpe = TpeSearch(loads_space('order = ["fcfs", "sjf"]\n'), 0)
+    first, second = tpe.ask(), tpe.ask()
+    assert {first[1]["order"], second[1]["order"]} == {"fcfs", "sjf"}
+    assert tpe.ask() is None                   # both points in flight: nothing new
+    tpe.tell(second[0], 5.0)
+    tpe.tell(first[0], float("nan"))
+    assert tpe.ask() is None
+    states = {t.state.name for t in tpe.study.trials}
+    assert states <= {"COMPLETE", "FAIL"}      # no trial left open
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_tpe_run_replays_each_point_once(trace, tmp_path, workers):
+    space = loads_space('order = ["fcfs", "sjf"]\nbackfill = ["easy", "conservative"]\n')
+    result = run_tune(Setup(trace=trace), space, parse_objective("bsld"), search="tpe",
+                      trials=500, seed=3, workers=workers, results_path=tmp_path / "r.csv")
+    assert len(result.rows) == 4 and result.rows["params"].nunique() == 4
+    assert len(read_results(tmp_path / "r.csv")) == 5          # and the default policy
 
 
 # ----------------------------------------------------------------------------- split

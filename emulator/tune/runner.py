@@ -169,7 +169,14 @@ def run_tune(setup: Setup, space: Space, objective: Objective, *, search: str = 
                 run_array(setup, first, record, **(slurm or {}))
             batch = max(1, int((slurm or {}).get("array_size") or workers))
             while remaining > 0:
-                asked = [tpe.ask() for _ in range(min(batch, remaining))]
+                asked = []
+                for _ in range(min(batch, remaining)):
+                    point = tpe.ask()
+                    if point is None:
+                        break
+                    asked.append(point)
+                if not asked:
+                    break
                 scores: dict[int, float] = {}
 
                 def told(row, scores=scores):
@@ -236,7 +243,10 @@ def _run_tpe_local(setup: Setup, tpe: TpeSearch, first: list[tuple[int, dict]],
         for trial, params in first:
             record(evaluate(setup, trial, params))
         for _ in range(remaining):
-            number, params = tpe.ask()
+            point = tpe.ask()
+            if point is None:
+                break
+            number, params = point
             row = evaluate(setup, number, params)
             record(row)
             tpe.tell(number, _train_score(row, objective))
@@ -246,7 +256,14 @@ def _run_tpe_local(setup: Setup, tpe: TpeSearch, first: list[tuple[int, dict]],
             pool.submit(evaluate, setup, trial, params): None for trial, params in first}
         while remaining > 0 or in_flight:
             while remaining > 0 and len(in_flight) < workers:
-                number, params = tpe.ask()
+                point = tpe.ask()
+                if point is None:
+                    # Nothing new while points are in flight: their scores may
+                    # steer the sampler elsewhere, so ask again once they are told.
+                    if not any(n is not None for n in in_flight.values()):
+                        remaining = 0
+                    break
+                number, params = point
                 in_flight[pool.submit(evaluate, setup, number, params)] = number
                 remaining -= 1
             finished, _ = wait(set(in_flight), return_when=FIRST_COMPLETED)

@@ -9,10 +9,15 @@
   keeps ``workers`` trials in flight and learns from every finished one.  A resumed run
   feeds the recorded trials to the sampler before asking for more, with the seed
   ``seed + recorded trials`` (so its start-up draws differ from the recorded ones).
+  A replay is deterministic, so a point the sampler asks for again is not replayed: it is
+  told the score already known (or the one of the same point in flight) and asked again;
+  the search ends, with fewer trials than asked, once every point of a finite space has
+  been tried or after 1,000 repeated points in a row (as the random search).
 """
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Iterator
 
 import numpy as np
@@ -21,11 +26,33 @@ from malleo.emulator.tune.evaluate import params_key
 from malleo.emulator.tune.space import Space
 from malleo.errors import MalleoError
 
-__all__ = ["SEARCHES", "fixed_points", "TpeSearch", "DEFAULT_TRIALS"]
+__all__ = ["SEARCHES", "fixed_points", "TpeSearch", "DEFAULT_TRIALS", "MAX_REPEATS",
+           "space_points"]
 
 SEARCHES = ("grid", "random", "tpe")
 DEFAULT_TRIALS = 20
 """Trials of a random or TPE search without ``--trials``."""
+
+MAX_REPEATS = 1000
+"""Points already tried that a random or TPE search draws in a row before it stops."""
+
+
+def space_points(space: Space) -> int | None:
+    """The number of distinct points random and TPE search can draw from ``space``
+    (integer ranges and ranges with ``step`` are lattices), or None when a parameter is a
+    continuous float range."""
+    total = 1
+    for param in space.params:
+        if param.kind == "choice":
+            total *= len(param.choices)
+        elif param.kind == "int":
+            step = int(param.step or 1)
+            total *= (int(param.high) - int(param.low)) // step + 1
+        elif param.step is not None:
+            total *= int(math.floor((param.high - param.low) / param.step + 1e-9)) + 1
+        else:
+            return None
+    return total
 
 
 def fixed_points(space: Space, search: str, trials: int | None, seed: int
@@ -47,7 +74,7 @@ def _distinct_draws(space: Space, count: int, seed: int) -> Iterator[dict[str, A
     rng = np.random.default_rng(seed)
     seen: set[str] = set()
     for _ in range(count):
-        for _attempt in range(1000):
+        for _attempt in range(MAX_REPEATS):
             point = space.sample(rng)
             key = params_key(point)
             if key not in seen:
@@ -59,7 +86,11 @@ def _distinct_draws(space: Space, count: int, seed: int) -> Iterator[dict[str, A
 
 
 class TpeSearch:
-    """optuna's TPE through its ask/tell interface (optuna is imported here, lazily).
+    """optuna's TPE through its ask/tell interface (optuna is imported here, lazily),
+    asking each distinct point once.
+
+    Invariant: every point :meth:`ask` returns is neither recorded with a score
+    (:meth:`add_done`, :meth:`tell`) nor in flight (asked, not yet told).
 
     Args:
         space: the search space.
@@ -80,6 +111,10 @@ class TpeSearch:
         self.distributions = {p.name: self._distribution(p) for p in space.params}
         self._open: dict[int, Any] = {}
         self._next = 0
+        self._size = space_points(space)
+        self._scores: dict[str, float] = {}       # params_key -> score (NaN: failed)
+        self._key_of: dict[int, str] = {}         # in-flight trial number -> params_key
+        self._waiting: dict[str, list[Any]] = {}  # params_key in flight -> repeats asked
 
     def _distribution(self, param):
         d = self.optuna.distributions
@@ -96,6 +131,9 @@ class TpeSearch:
         self._next = max(self._next, int(number) + 1)
         if not all(name in params for name in self.distributions):
             return
+        if score == score:
+            # A recorded failure is not remembered: asked again, it is retried.
+            self._scores[params_key({k: params[k] for k in self.distributions})] = score
         state = self.optuna.trial.TrialState
         trial = self.optuna.trial.create_trial(
             params={k: params[k] for k in self.distributions},
@@ -104,17 +142,40 @@ class TpeSearch:
             state=state.COMPLETE if score == score else state.FAIL)
         self.study.add_trial(trial)
 
-    def ask(self) -> tuple[int, dict[str, Any]]:
-        """A new point: ``(trial number, params)``; numbers follow the recorded ones."""
-        trial = self.study.ask(self.distributions)
-        number = self._next
-        self._next += 1
-        self._open[number] = trial
-        return number, dict(trial.params)
+    def ask(self) -> tuple[int, dict[str, Any]] | None:
+        """A point not tried yet: ``(trial number, params)``, numbers following the
+        recorded ones; None when the space has no point left or the sampler repeated
+        :data:`MAX_REPEATS` points in a row."""
+        for _attempt in range(MAX_REPEATS):
+            if self._size is not None and \
+                    len(self._scores) + len(self._waiting) >= self._size:
+                return None
+            trial = self.study.ask(self.distributions)
+            params = dict(trial.params)
+            key = params_key(params)
+            if key in self._scores:
+                self._tell(trial, self._scores[key])
+            elif key in self._waiting:
+                self._waiting[key].append(trial)
+            else:
+                number = self._next
+                self._next += 1
+                self._open[number] = trial
+                self._key_of[number] = key
+                self._waiting[key] = []
+                return number, params
+        return None
 
     def tell(self, number: int, score: float) -> None:
-        """The score of an asked point (NaN: the trial failed)."""
-        trial = self._open.pop(number)
+        """The score of an asked point (NaN: the trial failed); the sampler's repeats of
+        the point while it was in flight get the same score."""
+        key = self._key_of.pop(number)
+        self._scores[key] = score
+        self._tell(self._open.pop(number), score)
+        for trial in self._waiting.pop(key):
+            self._tell(trial, score)
+
+    def _tell(self, trial: Any, score: float) -> None:
         if score == score:
             self.study.tell(trial, score)
         else:
