@@ -25,6 +25,13 @@ atexit.register(shutil.rmtree, os.environ["MALLEO_STATE_DIR"], True)
 import logging  # noqa: E402
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# No per-example deadline in any property test (hypothesis's default is 200 ms): a timed
+# assertion fails on a loaded shared machine.  A test's own settings() still sets its
+# example count; a hang is caught by the test's own alarm or by CI's limit.
+settings.register_profile("malleo", deadline=None)
+settings.load_profile("malleo")
 
 
 @pytest.fixture(autouse=True)
