@@ -13,7 +13,13 @@ TRACES = pathlib.Path(os.environ.get("MALLEO_TRACES") or REPO.parent / "shared" 
 
 
 def trace_path(name: str) -> pathlib.Path:
-    """``name`` as given when that file exists, else the file of that name in :data:`TRACES`
-    (so a bare trace name such as ``RICC-2010-2.swf.gz`` works from any directory)."""
+    """``name`` as given when that file exists, else the file of that name in :data:`TRACES`,
+    also without its ``.swf.gz`` (so ``RICC-2010-2.swf.gz`` or ``RICC-2010-2`` works from any
+    directory)."""
     path = pathlib.Path(name)
-    return path if path.exists() else TRACES / name
+    if path.exists():
+        return path
+    shared = TRACES / name
+    if not shared.exists() and (TRACES / f"{name}.swf.gz").exists():
+        return TRACES / f"{name}.swf.gz"
+    return shared
