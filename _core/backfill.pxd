@@ -561,6 +561,7 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     reservations in the slurm walk"), in one profile update."""
     cdef intp_t i, q, j, m, f, extra
     cdef simtime_t when, hold, lb
+    cdef simtime_t min_when = INT64_MAX
     build_profile(s, 1)
     count(CNT_REBUILT_PASSES, 1)
     m = replan_order(s, head_pos)
@@ -585,10 +586,13 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         if when == s.now:
             start_job(s, q)
             bf_started(s, j)
+        elif when < min_when:
+            min_when = when
         while extra > 0:
             i += 1
             give_reservation(s, s.wait[s.rtmp[i].pos], when)
             extra -= 1
+    s.kc_min_resv = min_when
     return 0
 
 
@@ -650,6 +654,7 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     cdef procs_t n, back
     cdef procs_t last_n = -1
     cdef ppos_t at
+    cdef simtime_t min_when = INT64_MAX
     m = replan_order(s, 0)
     # the earliest previous reservation comes first (a job without one has -1)
     if m > 0 and 0 <= s.resv_cur[s.wait[s.rtmp[0].pos]] < s.now:
@@ -711,6 +716,75 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
         last_when = when
         if when == s.now:
             start_job(s, q)
+        elif when < min_when:
+            # a holder skipped above keeps r >= last_when, an answer taken here
+            min_when = when
+    s.kc_min_resv = min_when
+    return 1
+
+
+cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
+    """The kept re-plan of a pass where nothing came back (docs/core.md "Passes where
+    nothing came back"): no early completion since the last pass (no recorded interval)
+    and every holder's reservation after now.  Then no holder moves or starts (at the
+    last pass no start before its reservation fitted, and the profile before it has only
+    lost processors since), so only the arrivals are planned, in the order replan_order
+    gives them (queue order, or SJBF's), each by a search as in kept_conservative.  The
+    arrivals are the queue's tail in a queue left unordered, else found by a scan.  0
+    without changing anything when the pass is not such a pass."""
+    cdef intp_t k, q, j, m
+    cdef intp_t first = s.n_kc_holders
+    cdef simtime_t when, hold, lb, hint
+    cdef simtime_t min_when = s.kc_min_resv
+    cdef procs_t n
+    cdef bint is_sjf = s.bf_order == BFORDER_SJF
+    if s.prof.n_dec != 0 or s.kc_min_resv <= s.now or first < 0 or first > s.n_wait:
+        return 0
+    m = 0
+    if s.is_queue_unsorted:
+        # the holders are the queue's front, the arrivals (no reservation) its tail
+        if ((first > 0 and s.resv_cur[s.wait[first - 1]] < 0)
+                or (first < s.n_wait and s.resv_cur[s.wait[first]] >= 0)):
+            return 0
+        for q in range(first, s.n_wait):
+            j = s.wait[q]
+            s.rtmp[m].resv = s.est[j] if is_sjf else INT64_MAX
+            s.rtmp[m].pos = q
+            m += 1
+    else:
+        for q in range(s.n_wait):
+            j = s.wait[q]
+            if s.resv_cur[j] < 0:
+                s.rtmp[m].resv = s.est[j] if is_sjf else INT64_MAX
+                s.rtmp[m].pos = q
+                m += 1
+        if m != s.n_wait - first:
+            return 0
+    profile_trim(&s.prof, s.now)
+    shape_reset(&s.prof)
+    s.prof.n_hints = 0
+    s.prof.hint_next = 0
+    rent_sort(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
+    for k in range(m):
+        q = s.rtmp[k].pos
+        j = s.wait[q]
+        n = s.procs[j]
+        hold = hold_time(s.est[j])
+        lb = shape_hint(&s.prof, n, hold)
+        if lb < s.now:
+            lb = s.now
+        hint = profile_hint(&s.prof, n, hold)
+        if hint > lb:
+            lb = hint
+        when = profile_earliest(&s.prof, lb, hold, n, 1)
+        profile_reserve(&s.prof, when, when + hold, n)
+        shape_note_both(&s.prof, n, hold, when)
+        give_reservation(s, j, when)
+        if when == s.now:
+            start_job(s, q)
+        elif when < min_when:
+            min_when = when
+    s.kc_min_resv = min_when
     return 1
 
 
@@ -1275,7 +1349,7 @@ cdef inline int conservative_pass(sched_t* s) except -1 nogil:
         if s.is_hold_kept:
             done = kept_by_holders(s)
         else:
-            done = kept_conservative(s)
+            done = kept_arrivals(s) or kept_conservative(s)
     if not done:
         conservative_backfill(s, 0)
         if s.is_keep_profile:
@@ -1285,6 +1359,7 @@ cdef inline int conservative_pass(sched_t* s) except -1 nogil:
             if s.is_hold_kept:
                 holders_build(s)
     s.prof.n_dec = 0            # the answers now hold: nothing came back since
+    s.n_kc_holders = s.n_wait - s.n_started      # every job left waiting holds one
     if s.is_prof_kept:
         _kept_check_started(s)
     s.is_hold_kept = s.is_hold_kept and s.is_prof_kept

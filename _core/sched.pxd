@@ -98,6 +98,11 @@ cdef struct sched_t:
     intp_t* rprev             # job indices in the order the last re-plan visited them
     intp_t n_rprev            # entries in rprev
     intp_t* rqpos             # per job: queue position while building (-1, -2: see there)
+    # conservative on the kept profile, after each pass (backfill.kept_arrivals): the
+    # waiting jobs that hold a reservation (wait[:n_kc_holders] in a queue left unordered,
+    # -1: unknown) and the earliest of their reservations (seconds)
+    intp_t n_kc_holders
+    simtime_t kc_min_resv
     # SJBF candidate order (easy, slurm with bf_order SJF; else bfo is NULL): the waiting
     # jobs by (estimate, queue order), kept across passes (backfill.bfo_prepare)
     intp_t* bfo               # job indices; bfo[:n_bfo_sorted] in that order, then arrivals
@@ -613,6 +618,8 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.rprev = NULL
     s.rqpos = NULL
     s.n_rprev = 0
+    s.n_kc_holders = -1
+    s.kc_min_resv = -1
     s.run = <run_t*> malloc(cap * sizeof(run_t))
     s.run_tmp = <run_t*> malloc(cap * sizeof(run_t))
     s.wait = <intp_t*> malloc(cap * sizeof(intp_t))

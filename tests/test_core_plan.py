@@ -313,6 +313,39 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     assert_plan_reproduces_simulate(w, policy)
 
 
+def arrival_passes_workload(seed, n=500, total=64):
+    """A conservative backlog where many passes see nothing come back: arrivals one or a
+    few at a time between completions, most runs ending exactly at their request (their
+    processors were already planned free then), some early, some holders reserved at the
+    very instant of a completion (they start in a pass where nothing came back), and
+    jobs of different estimates and sizes arriving together (SJBF orders them)."""
+    rng = np.random.default_rng(seed)
+    submit, request, procs = [], [], []
+    t = 0
+    while len(submit) < n:
+        t += int(rng.integers(1, 240))
+        k = int(rng.choice([1, 1, 1, 2, 3]))
+        for _ in range(k):
+            submit.append(t)
+            request.append(int(rng.choice([60, 300, 900, 1800, 3600])))
+            procs.append(int(rng.choice([1, 2, 4, 8, 16, 32])))
+    submit, request = np.array(submit[:n]), np.array(request[:n])
+    procs = np.array(procs[:n], dtype=np.int32)
+    return with_early_runtimes(rng, submit, request, procs, total, 0.25, 0.3)
+
+
+@pytest.mark.parametrize("order, bf_order", [("wfp3", "queue"), ("unicep", "queue"),
+                                             ("wfp3", "sjf"), ("unicep", "sjf")])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_conservative_passes_where_nothing_came_back_reproduce_plan(order, bf_order, seed):
+    """A pass with no early completion since the last one and no reservation due plans
+    only its arrivals (docs/core.md "Passes where nothing came back"); `plan` re-plans
+    every job at every pass: both give the same schedule."""
+    w = arrival_passes_workload(seed)
+    policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
+    assert_plan_reproduces_simulate(w, policy)
+
+
 def identical_runs_workload(seed, n=600, total=128):
     """Sweeps of 8-40 identical narrow jobs submitted together behind a few wide ones, so
     that many holders share one reservation, size and hold, and an early completion lets
