@@ -31,8 +31,9 @@ from malleo.errors import MalleoError
 @click.option("--search", type=click.Choice(("grid", "random", "tpe")), default="tpe",
               show_default=True, help="Search strategy (tpe: optuna's model-based search).")
 @click.option("--trials", type=click.IntRange(min=1), default=None,
-              help="Trials to run, at most 100,000. [default: the whole grid; 20 for "
-                   "random and tpe]")
+              help="Trials to run, at most 100,000; each point runs once, so a space with "
+                   "fewer points gives fewer. [default: the whole grid; 20 for random and "
+                   "tpe]")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the random and tpe searches.")
 @click.option("--split", type=click.FloatRange(0, 1, min_open=True, max_open=True),
