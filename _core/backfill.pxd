@@ -723,6 +723,31 @@ cdef inline int kept_conservative(sched_t* s) except -1 nogil:
     return 1
 
 
+cdef inline simtime_t _plan_arrival(sched_t* s, intp_t q) noexcept nogil:
+    """Plan the job at queue position q, which holds no reservation, on the kept profile
+    after every holder (no old reservation left in it: a plain earliest-fit search from
+    its shape's hints) and start it when its answer is now; returns the answer."""
+    cdef intp_t j = s.wait[q]
+    cdef procs_t n = s.procs[j]
+    cdef simtime_t hold = hold_time(s.est[j])
+    cdef simtime_t lb = shape_hint(&s.prof, n, hold)
+    cdef simtime_t hint, when
+    if lb < s.now:
+        lb = s.now
+    hint = profile_hint(&s.prof, n, hold)
+    if hint > lb:
+        lb = hint
+    when = profile_earliest(&s.prof, lb, hold, n, 1)
+    count(CNT_NEW_JOBS, 1)
+    count(CNT_RANGE_UPDATES, 1)
+    profile_reserve(&s.prof, when, when + hold, n)
+    shape_note_both(&s.prof, n, hold, when)
+    give_reservation(s, j, when)
+    if when == s.now:
+        start_job(s, q)
+    return when
+
+
 cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
     """The kept re-plan of a pass where nothing came back (docs/core.md "Passes where
     nothing came back"): no early completion since the last pass (no recorded interval)
@@ -734,9 +759,8 @@ cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
     without changing anything when the pass is not such a pass."""
     cdef intp_t k, q, j, m
     cdef intp_t first = s.n_kc_holders
-    cdef simtime_t when, hold, lb, hint
+    cdef simtime_t when
     cdef simtime_t min_when = s.kc_min_resv
-    cdef procs_t n
     cdef bint is_sjf = s.bf_order == BFORDER_SJF
     if s.prof.n_dec != 0 or s.kc_min_resv <= s.now or first < 0 or first > s.n_wait:
         return 0
@@ -766,23 +790,8 @@ cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
     s.prof.hint_next = 0
     rent_sort(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
     for k in range(m):
-        q = s.rtmp[k].pos
-        j = s.wait[q]
-        n = s.procs[j]
-        hold = hold_time(s.est[j])
-        lb = shape_hint(&s.prof, n, hold)
-        if lb < s.now:
-            lb = s.now
-        hint = profile_hint(&s.prof, n, hold)
-        if hint > lb:
-            lb = hint
-        when = profile_earliest(&s.prof, lb, hold, n, 1)
-        profile_reserve(&s.prof, when, when + hold, n)
-        shape_note_both(&s.prof, n, hold, when)
-        give_reservation(s, j, when)
-        if when == s.now:
-            start_job(s, q)
-        elif when < min_when:
+        when = _plan_arrival(s, s.rtmp[k].pos)
+        if s.now < when < min_when:
             min_when = when
     s.kc_min_resv = min_when
     return 1
@@ -1311,22 +1320,8 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     for k in range(n_new):
         q = s.rtmp[k].pos
         j = s.wait[q]
-        n = s.procs[j]
-        hold = hold_time(s.est[j])
-        lb = shape_hint(&s.prof, n, hold)
-        if lb < s.now:
-            lb = s.now
-        hint = profile_hint(&s.prof, n, hold)
-        if hint > lb:
-            lb = hint
-        when = profile_earliest(&s.prof, lb, hold, n, 1)
-        count(CNT_NEW_JOBS, 1)
-        count(CNT_RANGE_UPDATES, 1)
-        profile_reserve(&s.prof, when, when + hold, n)
-        shape_note_both(&s.prof, n, hold, when)
-        give_reservation(s, j, when)
+        when = _plan_arrival(s, q)
         if when == s.now:
-            start_job(s, q)
             s.rtmp[k].pos = -1
         else:
             s.rtmp[k].resv = when
