@@ -10,28 +10,44 @@
 #
 # BACKGROUND COMMAND is one string run by bash -c, its output kept in a temporary file and
 # printed after the foreground lane's, under a header; FOREGROUND COMMAND runs with the
-# terminal. Both always run to the end (a failure in one does not stop the other).
+# terminal. Both always run to the end (a failure in one does not stop the other); a TERM or
+# Ctrl-C stops both and prints what the background lane wrote so far.
 # Exit status: 0 when both exit 0; otherwise the foreground's non-zero status, or 1.
 set -uo pipefail
-[ $# -ge 3 ] || { sed -n '9,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 name="$1" background="$2"
 shift 2
 say() { echo "lanes: $*" >&2; }
 elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d min %02d s' $(( s / 60 )) $(( s % 60 )); }
 
-log=$(mktemp "/tmp/malleo-lane-$name.XXXXXX")
+log=$(mktemp "${TMPDIR:-/tmp}/malleo-lane-$name.XXXXXX")
 t0=$(date +%s)
 # A process group of its own (setsid), so that Ctrl-C or a CI timeout stops the whole lane.
 # A SIGKILL of this script cannot be trapped, and the group's own session is out of reach of a
-# kill of the caller's group: a watcher in the group stops it when this script is gone.
-watch="(while kill -0 $$ 2>/dev/null; do sleep 2; done; kill -TERM 0) & watcher=\$!"
+# kill of the caller's group: a watcher in the group stops it, and removes the log, when
+# this script is gone.
+watch="(while kill -0 $$ 2>/dev/null; do sleep 2; done; rm -f '$log'; kill -TERM 0) & watcher=\$!"
 setsid -w bash -c "$watch; $background
 rc=\$?; kill \$watcher 2>/dev/null; exit \$rc" >"$log" 2>&1 </dev/null &
 pid=$!
-trap 'kill -TERM -- "-$pid" 2>/dev/null; exit 130' INT TERM
+fg=
+stopped() {
+    kill -TERM -- "-$pid" 2>/dev/null
+    [ -n "$fg" ] && kill -TERM "$fg" 2>/dev/null
+    echo "=================== lanes: output of the $name lane so far (stopped) ==================="
+    cat "$log"
+    rm -f "$log"
+    exit 130
+}
+trap stopped INT TERM
 say "$name lane started in the background (pid $pid, output at the end: $log)"
-"$@"
+# The foreground lane as a child waited for: a trap runs during `wait`, not until a
+# foreground command ends (its standard input is /dev/null; no lane reads it).
+"$@" </dev/null &
+fg=$!
+wait "$fg"
 rc=$?
+fg=
 say "foreground lane: exit $rc in $(elapsed "$t0")"
 wait "$pid"
 rc_bg=$?

@@ -1,6 +1,10 @@
 """tests/lanes.sh, make test's two lanes side by side: both run to the end, the background
 lane's output comes after the foreground's, and either lane's failure fails the whole."""
+import contextlib
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -8,9 +12,10 @@ import pytest
 LANES = Path(__file__).resolve().parent / "lanes.sh"
 
 
-def _lanes(background: str, *foreground: str) -> subprocess.CompletedProcess:
+def _lanes(background: str, *foreground: str, tmp=None) -> subprocess.CompletedProcess:
+    env = None if tmp is None else {**os.environ, "TMPDIR": str(tmp)}
     return subprocess.run(["bash", str(LANES), "cpu", background, *foreground],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=env)
 
 
 @pytest.mark.parametrize(("background", "foreground", "code"), [
@@ -37,10 +42,32 @@ def test_lanes_run_side_by_side_and_the_background_output_follows(tmp_path):
     assert "cpu lane: exit 0" in proc.stderr
 
 
-def test_a_failing_foreground_still_waits_for_the_background_lane():
-    proc = _lanes("sleep 1; echo finished-anyway", "bash", "-c", "exit 7")
+def test_a_failing_foreground_still_waits_for_the_background_lane(tmp_path):
+    proc = _lanes("sleep 1; echo finished-anyway", "bash", "-c", "exit 7", tmp=tmp_path)
     assert proc.returncode == 7
     assert "finished-anyway" in proc.stdout
+    assert not list(tmp_path.iterdir())             # the background lane's log is removed
+
+
+def test_a_stopped_lanes_script_prints_the_background_output_and_cleans_up(tmp_path):
+    """A TERM (a CI time-out, Ctrl-C) stops both lanes, shows what the background lane
+    wrote so far and leaves no log behind."""
+    logs = tmp_path / "tmp"
+    logs.mkdir()
+    proc = subprocess.Popen(["bash", str(LANES), "cpu", "echo so-far; sleep 60", "sleep", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "TMPDIR": str(logs)}, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not any(p.stat().st_size for p in logs.iterdir()):
+        assert time.monotonic() < deadline, "the background lane wrote nothing"
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    assert "so-far" in out and "(stopped)" in out
+    assert not list(logs.iterdir())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)            # anything of the lanes left over
 
 
 def test_usage_without_a_foreground_command_exits_2():
@@ -52,15 +79,13 @@ def test_usage_without_a_foreground_command_exits_2():
 def test_a_killed_lanes_script_takes_its_background_lane_with_it(tmp_path):
     """The background lane runs in a session of its own; a SIGKILL of lanes.sh (a CI
     time-out killing the process) must not leave it running."""
-    import os
-    import signal
-    import time
-
     marker = tmp_path / "still-running"
+    logs = tmp_path / "tmp"
+    logs.mkdir()
     proc = subprocess.Popen(["bash", str(LANES), "cpu",
                              f"sleep 60; touch {marker}", "sleep", "60"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            env={**os.environ, "TMPDIR": str(logs)}, start_new_session=True)
     deadline = time.monotonic() + 20
 
     def lane_sleeps():
@@ -72,7 +97,7 @@ def test_a_killed_lanes_script_takes_its_background_lane_with_it(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 20
-    while lane_sleeps():
-        assert time.monotonic() < deadline, "the background lane outlived lanes.sh"
+    while lane_sleeps() or list(logs.iterdir()):
+        assert time.monotonic() < deadline, "the background lane, or its log, outlived lanes.sh"
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)                # the orphaned foreground lane
