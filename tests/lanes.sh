@@ -11,7 +11,7 @@
 # BACKGROUND COMMAND is one string run by bash -c, its output kept in a temporary file and
 # printed after the foreground lane's, under a header; FOREGROUND COMMAND runs with the
 # terminal. Both always run to the end (a failure in one does not stop the other); a TERM or
-# Ctrl-C stops both and prints what the background lane wrote so far.
+# Ctrl-C to the process group stops both and prints what the background lane wrote so far.
 # Exit status: 0 when both exit 0; otherwise the foreground's non-zero status, or 1.
 set -uo pipefail
 [ $# -ge 3 ] || { sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -30,10 +30,10 @@ watch="(while kill -0 $$ 2>/dev/null; do sleep 2; done; rm -f '$log'; kill -TERM
 setsid -w bash -c "$watch; $background
 rc=\$?; kill \$watcher 2>/dev/null; exit \$rc" >"$log" 2>&1 </dev/null &
 pid=$!
-fg=
+# Ctrl-C or a CI time-out signals the caller's whole process group: the foreground lane
+# stops, then this trap stops the background lane's session.
 stopped() {
     kill -TERM -- "-$pid" 2>/dev/null
-    [ -n "$fg" ] && kill -TERM "$fg" 2>/dev/null
     echo "=================== lanes: output of the $name lane so far (stopped) ==================="
     cat "$log"
     rm -f "$log"
@@ -41,13 +41,8 @@ stopped() {
 }
 trap stopped INT TERM
 say "$name lane started in the background (pid $pid, output at the end: $log)"
-# The foreground lane as a child waited for: a trap runs during `wait`, not until a
-# foreground command ends (its standard input is /dev/null; no lane reads it).
-"$@" </dev/null &
-fg=$!
-wait "$fg"
+"$@"
 rc=$?
-fg=
 say "foreground lane: exit $rc in $(elapsed "$t0")"
 wait "$pid"
 rc_bg=$?

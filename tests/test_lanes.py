@@ -50,8 +50,8 @@ def test_a_failing_foreground_still_waits_for_the_background_lane(tmp_path):
 
 
 def test_a_stopped_lanes_script_prints_the_background_output_and_cleans_up(tmp_path):
-    """A TERM (a CI time-out, Ctrl-C) stops both lanes, shows what the background lane
-    wrote so far and leaves no log behind."""
+    """A TERM to the process group (a CI time-out; Ctrl-C is the same with INT) stops both
+    lanes, shows what the background lane wrote so far and leaves no log behind."""
     logs = tmp_path / "tmp"
     logs.mkdir()
     proc = subprocess.Popen(["bash", str(LANES), "cpu", "echo so-far; sleep 60", "sleep", "60"],
@@ -61,7 +61,7 @@ def test_a_stopped_lanes_script_prints_the_background_output_and_cleans_up(tmp_p
     while not any(p.stat().st_size for p in logs.iterdir()):
         assert time.monotonic() < deadline, "the background lane wrote nothing"
         time.sleep(0.1)
-    proc.send_signal(signal.SIGTERM)
+    os.killpg(proc.pid, signal.SIGTERM)
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 130
     assert "so-far" in out and "(stopped)" in out
