@@ -23,6 +23,7 @@ atexit.register(shutil.rmtree, os.environ["MALLEO_STATE_DIR"], True)
 
 
 import logging  # noqa: E402
+import signal  # noqa: E402
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
@@ -32,6 +33,16 @@ from hypothesis import settings  # noqa: E402
 # example count; a hang is caught by the test's own alarm or by CI's limit.
 settings.register_profile("malleo", deadline=None)
 settings.load_profile("malleo")
+
+
+def _terminated(signum, _frame):
+    raise KeyboardInterrupt(f"pytest stopped by signal {signum}")
+
+
+# A TERM (a CI time-out, `kill`, lanes.sh stopping its lanes) stops the session like Ctrl-C,
+# so that the fixtures' finalizers stop what they started (the Slurm clusters' daemons);
+# left to its default action it killed pytest and left them running.
+signal.signal(signal.SIGTERM, _terminated)
 
 
 @pytest.fixture(autouse=True)
