@@ -42,8 +42,9 @@ HANG_SECONDS = 60
 
 
 def fuzz(examples: int):
-    """Hypothesis settings of one fuzz test: ``examples`` (times MALLEO_FUZZ_SCALE)."""
-    return settings(max_examples=max(1, int(examples * SCALE)), deadline=None,
+    """Hypothesis settings of one fuzz test: ``examples`` (times MALLEO_FUZZ_SCALE); no
+    deadline, as every test here (tests/conftest.py's hypothesis profile)."""
+    return settings(max_examples=max(1, int(examples * SCALE)),
                     suppress_health_check=[HealthCheck.too_slow,
                                            HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])

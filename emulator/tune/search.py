@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any, Iterator
 
 import numpy as np
 
 from malleo.emulator.tune.evaluate import params_key
 from malleo.emulator.tune.space import Space
+from malleo.emulator.tune.space_limits import param_size
 from malleo.errors import MalleoError
 
 __all__ = ["SEARCHES", "fixed_points", "TpeSearch", "DEFAULT_TRIALS", "MAX_REPEATS",
@@ -39,17 +39,15 @@ MAX_REPEATS = 1000
 
 def space_points(space: Space) -> int | None:
     """The number of distinct points random and TPE search can draw from ``space``
-    (integer ranges and ranges with ``step`` are lattices), or None when a parameter is a
+    (choices, ranges with ``step``: :func:`~malleo.emulator.tune.space_limits.param_size`;
+    an integer range without one: every integer of it), or None when a parameter is a
     continuous float range."""
     total = 1
     for param in space.params:
-        if param.kind == "choice":
-            total *= len(param.choices)
+        if param.kind == "choice" or param.step is not None:
+            total *= param_size(param)
         elif param.kind == "int":
-            step = int(param.step or 1)
-            total *= (int(param.high) - int(param.low)) // step + 1
-        elif param.step is not None:
-            total *= int(math.floor((param.high - param.low) / param.step + 1e-9)) + 1
+            total *= int(param.high) - int(param.low) + 1
         else:
             return None
     return total
@@ -109,11 +107,10 @@ class TpeSearch:
         self.study = optuna.create_study(direction="minimize",
                                          sampler=optuna.samplers.TPESampler(seed=seed))
         self.distributions = {p.name: self._distribution(p) for p in space.params}
-        self._open: dict[int, Any] = {}
+        self._open: dict[int, tuple[Any, str]] = {}   # number in flight -> trial, key
         self._next = 0
         self._size = space_points(space)
         self._scores: dict[str, float] = {}       # params_key -> score (NaN: failed)
-        self._key_of: dict[int, str] = {}         # in-flight trial number -> params_key
         self._waiting: dict[str, list[Any]] = {}  # params_key in flight -> repeats asked
 
     def _distribution(self, param):
@@ -160,8 +157,7 @@ class TpeSearch:
             else:
                 number = self._next
                 self._next += 1
-                self._open[number] = trial
-                self._key_of[number] = key
+                self._open[number] = (trial, key)
                 self._waiting[key] = []
                 return number, params
         return None
@@ -169,9 +165,9 @@ class TpeSearch:
     def tell(self, number: int, score: float) -> None:
         """The score of an asked point (NaN: the trial failed); the sampler's repeats of
         the point while it was in flight get the same score."""
-        key = self._key_of.pop(number)
+        trial, key = self._open.pop(number)
         self._scores[key] = score
-        self._tell(self._open.pop(number), score)
+        self._tell(trial, score)
         for trial in self._waiting.pop(key):
             self._tell(trial, score)
 
