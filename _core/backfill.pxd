@@ -33,7 +33,7 @@ from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_s
                     queue_select_next,
                     qent_before, qent_of)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
-                      holders_remove, holders_first, hold_before)
+                      holders_remove, holders_first, hold_before, _hold_low)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -798,10 +798,12 @@ cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
 
 
 cdef inline bint holders_usable(const sched_t* s) noexcept nogil:
-    """Whether the holder index may keep the re-plan order across passes: no waiting job's
-    queue key or estimate ever changes (static orders, fixed estimates), so two holders
-    with equal reservations keep their queue order."""
-    return (s.order != ORDER_MULTIFACTOR and not order_is_time_dependent(s.order)
+    """Whether the holder index may keep the re-plan order across passes: fixed estimates
+    and an order whose keys are static, or change with time only (wfp3, unicep: the
+    holders of one reservation are put in queue order when first looked at, _order_tie_run).
+    Not multifactor (its keys change at each calculation by usage)."""
+    return (s.order != ORDER_MULTIFACTOR
+            and (s.is_queue_unsorted or not order_is_time_dependent(s.order))
             and s.estimate != ESTIMATE_PREDICT and s.learn == NULL)
 
 
@@ -914,6 +916,55 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     return i
 
 
+cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i) noexcept nogil:
+    """Put the index entries from entry i of block b on that share its reservation r
+    (across blocks) in queue order at this pass, (key, submit, index), when they are not:
+    the orders whose keys change with time (docs/core.md "Time-dependent keys in the
+    index").  True when it reordered them."""
+    cdef holders_t* h = &s.hold
+    cdef hblock_t* blk = h.blk[b]
+    cdef simtime_t r = blk.resv[i]
+    cdef intp_t m = 0
+    cdef intp_t bb = b
+    cdef intp_t ii = i
+    cdef intp_t k, j
+    cdef bint is_sorted = True
+    cdef qent_t e, prev
+    while bb < h.nb:
+        blk = h.blk[bb]
+        while ii < blk.n and blk.resv[ii] == r:
+            e = qent_of(s, blk.job[ii])
+            if m > 0 and qent_before(&e, &prev):
+                is_sorted = False
+            s.qtmp[m] = e
+            prev = e
+            m += 1
+            ii += 1
+        if ii < blk.n:
+            break
+        bb += 1
+        ii = 0
+    if is_sorted:
+        return False
+    qent_sort(s.qtmp, s.qtmp2, s.runs, m)
+    bb = b
+    ii = i
+    blk = h.blk[bb]
+    for k in range(m):
+        if ii == blk.n:
+            _hold_low(blk)
+            bb += 1
+            ii = 0
+            blk = h.blk[bb]
+        j = s.qtmp[k].id
+        blk.job[ii] = j
+        blk.procs[ii] = s.procs[j]
+        blk.hold[ii] = hold_time(s.est[j])
+        ii += 1
+    _hold_low(blk)
+    return True
+
+
 cdef enum:
     STRETCH_SEGMENTS = 2048     # profile segments one stretch may keep (_one_shape_stretch)
     STRETCH_MEMBERS = 256       # holders one stretch may answer
@@ -989,14 +1040,16 @@ cdef inline void _stretch_move(sched_t* s, simtime_t a, simtime_t z, procs_t pro
 
 
 cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simtime_t w,
-                                    simtime_t* last) except -1 nogil:
+                                    simtime_t* last, simtime_t* tie_r) except -1 nogil:
     """The holder at entry at_i of index block at_b, just answered ``w`` (now < w < r <
     w + its hold), and the entries right after it in the index (across blocks) of its
     shape (n, hold) with a reservation r_k <= w + hold, answered together (docs/core.md
     "One-shape stretches"): False when no follower qualifies (nothing changed), else True
     with each answer given and held in place in the index, the profile updated, the
     shape's answer noted, ``last`` set to the last answer and (at_b, at_i) to the entry
-    after the stretch (at_i may be its block's count).
+    after the stretch (at_i may be its block's count).  ``tie_r``: as in kept_by_holders,
+    the last reservation whose holders were put in queue order (keys that change with
+    time), moved on as the stretch meets later ones.
 
     Every follower k searches from the answer before it (same shape, a smaller profile,
     a window that holds the one before's), where its window is [s, r_k) (s + hold >= w +
@@ -1029,6 +1082,9 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     if k == blk.n:
         kb += 1
         k = 0
+    if s.is_queue_unsorted and kb < h.nb and h.blk[kb].resv[k] > tie_r[0]:
+        tie_r[0] = h.blk[kb].resv[k]
+        _order_tie_run(s, kb, k)
     if (kb == h.nb or h.blk[kb].procs[k] != n or h.blk[kb].hold[k] != hold
             or h.blk[kb].resv[k] > limit):
         return False
@@ -1060,6 +1116,9 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             blk = h.blk[b]
             k = 0
         r = blk.resv[k]
+        if s.is_queue_unsorted and r > tie_r[0]:
+            tie_r[0] = r
+            _order_tie_run(s, b, k)
         if blk.procs[k] != n or blk.hold[k] != hold or r > limit:
             break
         if not _stretch_push(&s.prof, &cur, &pos, r, d, top, dq_v, dq_end, &head, &tail):
@@ -1152,6 +1211,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef simtime_t c_off = -1
     cdef simtime_t c_r = -1         # the last move's old reservation
     cdef bint c_moved = False
+    cdef simtime_t tie_r = -1       # the last reservation whose holders were put in order
     if h.n > 0 and holders_first(h) < s.now:
         return 0
     count(CNT_KEPT_PASSES, 1)
@@ -1193,6 +1253,11 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             if i == blk.n:
                 break
             r = blk.resv[i]
+            if s.is_queue_unsorted and r > tie_r:
+                # keys that change with time: this reservation's holders in queue order now
+                tie_r = r
+                if _order_tie_run(s, b, i):
+                    continue
             n = blk.procs[i]
             hold = blk.hold[i]
             when = r
@@ -1249,7 +1314,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                         if when > s.now:
                             # the holders of its shape right behind it, together
                             # (docs/core.md "One-shape stretches")
-                            if _one_shape_stretch(s, &b, &i, when, &last_when):
+                            if _one_shape_stretch(s, &b, &i, when, &last_when, &tie_r):
                                 last_n = n
                                 last_hold = hold
                                 blk = h.blk[b]
@@ -1643,7 +1708,14 @@ cdef inline void _backfilled_unsorted(sched_t* s) noexcept nogil:
     cdef intp_t k = 0
     cdef intp_t q
     cdef bint is_any = False
-    cdef qent_t first, e
+    cdef qent_t first, e, least
+    # the scan can stop at a waiting job ahead of every started one: all are backfilled
+    least = qent_of(s, s.wait[s.started_pos[0]])
+    for k in range(1, s.n_started):
+        e = qent_of(s, s.wait[s.started_pos[k]])
+        if qent_before(&e, &least):
+            least = e
+    k = 0
     for q in range(s.n_wait):
         if k < s.n_started and s.started_pos[k] == q:
             k += 1
@@ -1652,6 +1724,8 @@ cdef inline void _backfilled_unsorted(sched_t* s) noexcept nogil:
         if not is_any or qent_before(&e, &first):
             first = e
             is_any = True
+            if qent_before(&first, &least):
+                break
     for k in range(s.n_started):
         e = qent_of(s, s.wait[s.started_pos[k]])
         s.backfilled[e.id] = is_any and qent_before(&first, &e)

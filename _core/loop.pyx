@@ -11,9 +11,9 @@ from libc.string cimport memset
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM,
-                     ESTIMATE_PREDICT)
+                     ESTIMATE_PREDICT, ORDER_UNICEP)
 from heap cimport heap_t, event_t, heap_init, heap_release, heap_push, heap_pop, next_event_time
-from sched cimport sched_t, release_job, admit_arrivals
+from sched cimport sched_t, release_job, admit_arrivals, sched_unicep_sizes
 from learn cimport learn_t, learn_alloc, learn_release
 from passes cimport run_pass
 from backfill cimport kept_release
@@ -159,6 +159,8 @@ def simulate(submit, runtime, estimate, procs, user, queue, partition, total_pro
     # from the keys: it never sorts its queue (backfill.pxd, _rent_before, drop_started)
     t.s.is_queue_unsorted = (t.s.is_keep_profile
                              and order_is_time_dependent(t.s.order))
+    if t.s.order == ORDER_UNICEP:
+        sched_unicep_sizes(&t.s)    # its keys' log2 of the size, once a job
     try:
         if core.is_learned:
             learn_alloc(&model, n, n_users, LEARN_ETA, LEARN_UNDER)

@@ -23,6 +23,19 @@ cdef struct mf_t:
     intp_t users_at_calc       # users seen at that calculation (equal shares 1 / users_at_calc)
 
 
+cdef inline double unicep_size(procs_t n) noexcept nogil:
+    """The size term of unicep's key, log2(max(n, 2)) (a function of the size only: the
+    event loop computes it once a job, sched.sched_unicep_sizes)."""
+    return log2(<double> (n if n > 2 else 2))
+
+
+cdef inline double unicep_key(simtime_t now, simtime_t submit, simtime_t est,
+                              double size_term) noexcept nogil:
+    """unicep's key (Tang et al. 2009: -w / (log2(max(n, 2)) * e)) from its size term."""
+    cdef simtime_t e = est if est > 1 else 1
+    return <double> (-(now - submit)) / (size_term * <double> e)
+
+
 cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime_t est,
                              procs_t n) noexcept nogil:
     """The queue key of a waiting job at ``now`` (smaller first), for every order but
@@ -43,8 +56,7 @@ cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime
         r = <double> w / <double> e
         return -(r * r * r) * <double> n
     if order == ORDER_UNICEP:
-        # Tang et al. 2009: -w / (log2(max(n, 2)) * e)
-        return <double> (-w) / (log2(<double> (n if n > 2 else 2)) * <double> e)
+        return unicep_key(now, submit, est, unicep_size(n))
     if order == ORDER_F1:
         # Carastan-Santos and de Camargo 2017
         return log10(<double> e) * <double> n + 870.0 * log10(<double> (submit if submit > 1 else 1))

@@ -15,7 +15,8 @@ from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PRE
                      BF_ROUNDING_DOWN, PREDICT_COLD_REQUEST, CORRECTION_INCREMENTAL,
                      SIZE_FAVOR_SMALL, PREDICT_AT_SUBMIT)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
-from priority cimport (mf_t, order_key, order_is_time_dependent, order_uses_estimate,
+from priority cimport (mf_t, order_key, unicep_key, unicep_size, order_is_time_dependent,
+                       order_uses_estimate,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
 from holders cimport holders_t, holders_release
@@ -129,6 +130,8 @@ cdef struct sched_t:
     # the re-plan order breaks ties by the queue entries and drop_started finds the
     # backfilled flags without positions (backfill.pxd): set by loop.simulate only
     bint is_queue_unsorted
+    double* unicep_sizes      # unicep in the event loop: each job's size term of its key
+                              # (priority.unicep_size), computed once; NULL otherwise
     intp_t n_front            # wait[:n_front] are the first jobs in queue order, in order,
                               # the rest unordered until queue_select_next
     simtime_t prepared_at     # seconds; the last queue_prepare's time (0 before the first)
@@ -393,6 +396,19 @@ cdef inline void qent_sort(qent_t* a, qent_t* tmp, intp_t* runs, intp_t n) noexc
         memcpy(a, src, n * sizeof(qent_t))
 
 
+cdef inline int sched_unicep_sizes(sched_t* s) except -1:
+    """Compute every job's unicep size term once (its size never changes in the rigid
+    event loop) instead of a log2 per waiting job at every pass."""
+    cdef intp_t j
+    cdef intp_t cap = s.n_jobs if s.n_jobs > 1 else 1
+    s.unicep_sizes = <double*> malloc(cap * sizeof(double))
+    if s.unicep_sizes == NULL:
+        raise MemoryError("scheduler state")
+    for j in range(s.n_jobs):
+        s.unicep_sizes[j] = unicep_size(s.procs[j])
+    return 0
+
+
 cdef inline qent_t qent_of(const sched_t* s, intp_t j) noexcept nogil:
     """Job j's queue entry: (key, submit, index)."""
     cdef qent_t e
@@ -553,11 +569,15 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
         full = full or order_is_time_dependent(s.order) or (
             is_est_changed and order_uses_estimate(s.order))
         if full:
-            for i in range(s.n_wait):
-                j = s.wait[i]
-                s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
+            i0 = 0
         else:
-            for i in range(s.n_sorted, s.n_wait):
+            i0 = s.n_sorted
+        if s.unicep_sizes != NULL:
+            for i in range(i0, s.n_wait):
+                j = s.wait[i]
+                s.key[j] = unicep_key(s.now, s.submit[j], s.est[j], s.unicep_sizes[j])
+        else:
+            for i in range(i0, s.n_wait):
                 j = s.wait[i]
                 s.key[j] = order_key(s.order, s.now, s.submit[j], s.est[j], s.procs[j])
     s.prepared_at = s.now
@@ -617,6 +637,7 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     cdef intp_t cap = n_jobs if n_jobs > 1 else 1
     s.rprev = NULL
     s.rqpos = NULL
+    s.unicep_sizes = NULL
     s.n_rprev = 0
     s.n_kc_holders = -1
     s.kc_min_resv = -1
@@ -672,8 +693,10 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     s.bfo = NULL
     c_free(s.rprev)
     c_free(s.rqpos)
+    c_free(s.unicep_sizes)
     s.rprev = NULL
     s.rqpos = NULL
+    s.unicep_sizes = NULL
     s.n_rprev = 0
     s.run = NULL
     s.run_tmp = NULL

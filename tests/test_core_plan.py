@@ -304,11 +304,50 @@ def holder_workload(seed, n=420, total=64):
 @pytest.mark.parametrize("seed", [5, 6])
 def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     """The event loop re-plans conservative on its kept profile and visits only the
-    holders whose reservation can change (static orders: the holder index; wfp3, unicep
-    and multifactor: the per-pass re-plan order, built from the last one's, with the
-    same-shape shortcut); `plan` rebuilds every pass and re-plans every job: both give
-    the same schedule (a wrong skip leaves a reservation later than the rebuilt pass's)."""
+    holders whose reservation can change (the holder index; wfp3 and unicep put the
+    holders of one reservation in the pass's queue order; multifactor: the per-pass
+    re-plan order, built from the last one's, with the same-shape shortcut); `plan`
+    rebuilds every pass and re-plans every job: both give the same schedule (a wrong skip
+    leaves a reservation later than the rebuilt pass's)."""
     w = holder_workload(seed)
+    policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
+    assert_plan_reproduces_simulate(w, policy)
+
+
+def tie_workload(seed, n=400, total=512):
+    """Long runs of equal reservations of mixed shapes whose queue order changes between
+    passes (wfp3, unicep): four blockers fill the machine until 50,000 s, three of them
+    ending early at different times; a few hundred small jobs of mixed sizes and requests
+    arrive behind them, and a few hundred are reserved at the blockers' end, a run across
+    several blocks of the holder index.  At each early end only part of that run can take
+    the processors that came back, chosen by that pass's queue order (docs/core.md
+    "Time-dependent keys in the index")."""
+    rng = np.random.default_rng(seed)
+    quarter = total // 4
+    ends = sorted(int(x) for x in rng.integers(5_000, 45_000, 3))
+    submit = np.concatenate([np.zeros(4, dtype=np.int64),
+                             np.sort(rng.integers(1, 3_000, n))])
+    request = np.concatenate([np.full(4, 50_000),
+                              rng.choice([600, 1_800, 3_600, 7_200, 14_400], n)])
+    procs = np.concatenate([np.full(4, quarter), rng.choice([1, 1, 2, 3], n)]).astype(np.int32)
+    early = rng.random(n) < 0.5
+    runtime = np.concatenate([np.array(ends + [50_000]),
+                              np.where(early, request[4:] * rng.uniform(0.1, 1.0, n),
+                                       request[4:])]).astype(np.int64)
+    user = rng.integers(1, 6, n + 4)
+    zeros = np.zeros(n + 4, dtype=np.int64)
+    return submit, runtime, request, procs, user, zeros, zeros, total
+
+
+@pytest.mark.parametrize("order", ["wfp3", "unicep"])
+@pytest.mark.parametrize("bf_order", ["queue", "sjf"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_conservative_time_dependent_ties_reproduce_plan(order, bf_order, seed):
+    """wfp3 and unicep with the holder index: the holders of one reservation, a run of
+    mixed shapes longer than an index block, are visited in the queue order of the pass,
+    not in the order they entered the index; `plan` (rebuilt and re-planned from scratch
+    at every pass) gives the same schedule."""
+    w = tie_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
     assert_plan_reproduces_simulate(w, policy)
 
@@ -334,13 +373,15 @@ def arrival_passes_workload(seed, n=500, total=64):
     return with_early_runtimes(rng, submit, request, procs, total, 0.25, 0.3)
 
 
-@pytest.mark.parametrize("order, bf_order", [("wfp3", "queue"), ("unicep", "queue"),
+@pytest.mark.parametrize("order, bf_order", [("multifactor", "queue"), ("multifactor", "sjf"),
+                                             ("wfp3", "queue"), ("unicep", "queue"),
                                              ("wfp3", "sjf"), ("unicep", "sjf")])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_conservative_passes_where_nothing_came_back_reproduce_plan(order, bf_order, seed):
     """A pass with no early completion since the last one and no reservation due plans
-    only its arrivals (docs/core.md "Passes where nothing came back"); `plan` re-plans
-    every job at every pass: both give the same schedule."""
+    only its arrivals (docs/core.md "Passes where nothing came back": multifactor, without
+    the holder index; wfp3 and unicep, with it, skip every block); `plan` re-plans every
+    job at every pass: both give the same schedule."""
     w = arrival_passes_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
     assert_plan_reproduces_simulate(w, policy)
