@@ -916,11 +916,13 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     return i
 
 
-cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i) noexcept nogil:
-    """Put the index entries from entry i of block b on that share its reservation r
-    (across blocks) in queue order at this pass, (key, submit, index), when they are not:
-    the orders whose keys change with time (docs/core.md "Time-dependent keys in the
-    index").  True when it reordered them."""
+cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
+                                simtime_t* tie_r) noexcept nogil:
+    """Under the orders whose keys change with time (a queue left unordered), the first
+    time a pass meets reservation r (entry i of block b; ``tie_r``: the last one it met),
+    put the index entries from there on that share r (across blocks) in queue order at
+    this pass, (key, submit, index), when they are not (docs/core.md "Time-dependent keys
+    in the index").  True when it reordered them."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk = h.blk[b]
     cdef simtime_t r = blk.resv[i]
@@ -930,6 +932,9 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i) noexcept nogil:
     cdef intp_t k, j
     cdef bint is_sorted = True
     cdef qent_t e, prev
+    if not s.is_queue_unsorted or r <= tie_r[0]:
+        return False
+    tie_r[0] = r
     while bb < h.nb:
         blk = h.blk[bb]
         while ii < blk.n and blk.resv[ii] == r:
@@ -1082,9 +1087,8 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     if k == blk.n:
         kb += 1
         k = 0
-    if s.is_queue_unsorted and kb < h.nb and h.blk[kb].resv[k] > tie_r[0]:
-        tie_r[0] = h.blk[kb].resv[k]
-        _order_tie_run(s, kb, k)
+    if kb < h.nb:
+        _order_tie_run(s, kb, k, tie_r)
     if (kb == h.nb or h.blk[kb].procs[k] != n or h.blk[kb].hold[k] != hold
             or h.blk[kb].resv[k] > limit):
         return False
@@ -1115,10 +1119,8 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             b += 1
             blk = h.blk[b]
             k = 0
+        _order_tie_run(s, b, k, tie_r)
         r = blk.resv[k]
-        if s.is_queue_unsorted and r > tie_r[0]:
-            tie_r[0] = r
-            _order_tie_run(s, b, k)
         if blk.procs[k] != n or blk.hold[k] != hold or r > limit:
             break
         if not _stretch_push(&s.prof, &cur, &pos, r, d, top, dq_v, dq_end, &head, &tail):
@@ -1252,12 +1254,9 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             i = _skip_kept(blk, i, s.now, top, last_n, last_hold, last_when)
             if i == blk.n:
                 break
+            if _order_tie_run(s, b, i, &tie_r):
+                continue            # this reservation's holders in queue order now: again
             r = blk.resv[i]
-            if s.is_queue_unsorted and r > tie_r:
-                # keys that change with time: this reservation's holders in queue order now
-                tie_r = r
-                if _order_tie_run(s, b, i):
-                    continue
             n = blk.procs[i]
             hold = blk.hold[i]
             when = r
