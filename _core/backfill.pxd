@@ -799,11 +799,12 @@ cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
 
 cdef inline bint holders_usable(const sched_t* s) noexcept nogil:
     """Whether the holder index may keep the re-plan order across passes: fixed estimates
-    and an order whose keys are static, or change with time only (wfp3, unicep: the
-    holders of one reservation are put in queue order when first looked at, _order_tie_run).
-    Not multifactor (its keys change at each calculation by usage)."""
-    return (s.order != ORDER_MULTIFACTOR
-            and (s.is_queue_unsorted or not order_is_time_dependent(s.order))
+    (not predict, not learned) and an order whose keys are static, change with time (wfp3,
+    unicep, their queue left unordered) or at each calculation by usage (multifactor): the
+    holders of one reservation are put in this pass's queue order when first looked at
+    (_order_tie_run)."""
+    return ((s.is_queue_unsorted or s.order == ORDER_MULTIFACTOR
+             or not order_is_time_dependent(s.order))
             and s.estimate != ESTIMATE_PREDICT and s.learn == NULL)
 
 
@@ -918,11 +919,12 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
 
 cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
                                 simtime_t* tie_r) noexcept nogil:
-    """Under the orders whose keys change with time (a queue left unordered), the first
-    time a pass meets reservation r (entry i of block b; ``tie_r``: the last one it met),
-    put the index entries from there on that share r (across blocks) in queue order at
-    this pass, (key, submit, index), when they are not (docs/core.md "Time-dependent keys
-    in the index").  True when it reordered them."""
+    """Under the orders whose keys change between passes (wfp3 and unicep, their queue
+    left unordered, and multifactor), the first time a pass meets reservation r (entry i
+    of block b; ``tie_r``: the last one it met), put the index entries from there on that
+    share r (across blocks) in queue order at this pass, (key, submit, index), when they
+    are not (docs/core.md "Time-dependent keys in the index").  True when it reordered
+    them."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk = h.blk[b]
     cdef simtime_t r = blk.resv[i]
@@ -932,7 +934,7 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     cdef intp_t k, j
     cdef bint is_sorted = True
     cdef qent_t e, prev
-    if not s.is_queue_unsorted or r <= tie_r[0]:
+    if (not s.is_queue_unsorted and s.order != ORDER_MULTIFACTOR) or r <= tie_r[0]:
         return False
     tie_r[0] = r
     while bb < h.nb:

@@ -304,9 +304,8 @@ def holder_workload(seed, n=420, total=64):
 @pytest.mark.parametrize("seed", [5, 6])
 def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     """The event loop re-plans conservative on its kept profile and visits only the
-    holders whose reservation can change (the holder index; wfp3 and unicep put the
-    holders of one reservation in the pass's queue order; multifactor: the per-pass
-    re-plan order, built from the last one's, with the same-shape shortcut); `plan`
+    holders whose reservation can change (the holder index; wfp3, unicep and multifactor
+    put the holders of one reservation in the pass's queue order); `plan`
     rebuilds every pass and re-plans every job: both give the same schedule (a wrong skip
     leaves a reservation later than the rebuilt pass's)."""
     w = holder_workload(seed)
@@ -316,7 +315,7 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
 
 def tie_workload(seed, n=400, total=512):
     """Long runs of equal reservations of mixed shapes whose queue order changes between
-    passes (wfp3, unicep): four blockers fill the machine until 50,000 s, three of them
+    passes (wfp3, unicep, multifactor): four blockers fill the machine until 50,000 s, three of them
     ending early at different times; a few hundred small jobs of mixed sizes and requests
     arrive behind them, and a few hundred are reserved at the blockers' end, a run across
     several blocks of the holder index.  At each early end only part of that run can take
@@ -339,16 +338,18 @@ def tie_workload(seed, n=400, total=512):
     return submit, runtime, request, procs, user, zeros, zeros, total
 
 
-@pytest.mark.parametrize("order", ["wfp3", "unicep"])
+@pytest.mark.parametrize("order", ["wfp3", "unicep", "multifactor"])
 @pytest.mark.parametrize("bf_order", ["queue", "sjf"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_conservative_time_dependent_ties_reproduce_plan(order, bf_order, seed):
-    """wfp3 and unicep with the holder index: the holders of one reservation, a run of
-    mixed shapes longer than an index block, are visited in the queue order of the pass,
-    not in the order they entered the index; `plan` (rebuilt and re-planned from scratch
-    at every pass) gives the same schedule."""
+    """wfp3, unicep and multifactor (its fair-share factor moving at every calculation)
+    with the holder index: the holders of one reservation, a run of mixed shapes longer
+    than an index block, are visited in the queue order of the pass, not in the order
+    they entered the index; `plan` (rebuilt and re-planned from scratch at every pass)
+    gives the same schedule."""
     w = tie_workload(seed)
-    policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
+    policy = Policy(order=order, backfill="conservative", backfill_order=bf_order,
+                    multifactor=MF)
     assert_plan_reproduces_simulate(w, policy)
 
 
@@ -379,9 +380,10 @@ def arrival_passes_workload(seed, n=500, total=64):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_conservative_passes_where_nothing_came_back_reproduce_plan(order, bf_order, seed):
     """A pass with no early completion since the last one and no reservation due plans
-    only its arrivals (docs/core.md "Passes where nothing came back": multifactor, without
-    the holder index; wfp3 and unicep, with it, skip every block); `plan` re-plans every
-    job at every pass: both give the same schedule."""
+    only its arrivals (docs/core.md "Passes where nothing came back": with the holder
+    index, every block skipped; without it, learned estimates,
+    test_predict_variants.py); `plan` re-plans every job at every pass: both give the same
+    schedule."""
     w = arrival_passes_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)
     assert_plan_reproduces_simulate(w, policy)
