@@ -315,12 +315,12 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
 
 def tie_workload(seed, n=400, total=512):
     """Long runs of equal reservations of mixed shapes whose queue order changes between
-    passes (wfp3, unicep, multifactor): four blockers fill the machine until 50,000 s, three of them
-    ending early at different times; a few hundred small jobs of mixed sizes and requests
-    arrive behind them, and a few hundred are reserved at the blockers' end, a run across
-    several blocks of the holder index.  At each early end only part of that run can take
-    the processors that came back, chosen by that pass's queue order (docs/core.md
-    "Time-dependent keys in the index")."""
+    passes (wfp3, unicep, multifactor): four blockers fill the machine until 50,000 s,
+    three of them ending early at different times; a few hundred small jobs of mixed sizes
+    and requests arrive behind them, and a few hundred are reserved at the blockers' end, a
+    run across several blocks of the holder index.  At each early end only part of that
+    run can take the processors that came back, chosen by that pass's queue order
+    (docs/core.md "Time-dependent keys in the index")."""
     rng = np.random.default_rng(seed)
     quarter = total // 4
     ends = sorted(int(x) for x in rng.integers(5_000, 45_000, 3))

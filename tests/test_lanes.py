@@ -91,7 +91,7 @@ def test_a_killed_lanes_script_takes_its_background_lane_with_it(tmp_path):
 
     The lane's watcher looks every 2 s; the deadline is generous because this test runs in
     make test's niced CPU lane beside the live tests (a CI run once needed more than 20 s),
-    and the lane's processes are polled through /proc, not with a pgrep a time."""
+    and the lane's processes are polled through /proc, not with one pgrep per look."""
     marker = tmp_path / "still-running"
     logs = tmp_path / "tmp"
     logs.mkdir()

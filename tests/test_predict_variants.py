@@ -207,7 +207,7 @@ def arrival_passes(seed: int, n: int = 260, total: int = 48) -> Workload:
     """A conservative backlog where many passes plan only arrivals: jobs arrive one to
     three at a time, most runs end exactly at their request (a learned prediction below it
     is corrected up to the request, where the profile then already has the processors
-    back: nothing comes back), some end early, users of a few habitual runtimes."""
+    back: nothing comes back), some end early, four users."""
     rng = np.random.default_rng(seed)
     submit, request, procs = [], [], []
     t = 0
