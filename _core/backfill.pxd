@@ -485,9 +485,9 @@ cdef inline intp_t replan_order(sched_t* s, intp_t head_pos) noexcept nogil:
     """The conservative re-plan order of wait[head_pos:] into s.rtmp (returns how many):
     holders of a reservation first (by that reservation, ties by queue order), then the
     others in queue order (``bf_order`` SJF: by estimate, ties in queue order; their
-    ``resv`` then holds the estimate).  Shared by conservative_backfill and
-    kept_conservative; the kept profile needs only that holders come by non-decreasing
-    reservation and all others after them."""
+    ``resv`` then holds the estimate).  The order of conservative_backfill, which the
+    holder index keeps across passes (kept_by_holders); the kept profile needs only that
+    holders come by non-decreasing reservation and all others after them."""
     cdef intp_t q, j, i, h, k
     cdef intp_t m = 0
     if s.rprev != NULL and s.n_rprev > 0:
@@ -561,7 +561,6 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
     reservations in the slurm walk"), in one profile update."""
     cdef intp_t i, q, j, m, f, extra
     cdef simtime_t when, hold, lb
-    cdef simtime_t min_when = INT64_MAX
     build_profile(s, 1)
     count(CNT_REBUILT_PASSES, 1)
     m = replan_order(s, head_pos)
@@ -586,13 +585,10 @@ cdef inline int conservative_backfill(sched_t* s, intp_t head_pos) except -1 nog
         if when == s.now:
             start_job(s, q)
             bf_started(s, j)
-        elif when < min_when:
-            min_when = when
         while extra > 0:
             i += 1
             give_reservation(s, s.wait[s.rtmp[i].pos], when)
             extra -= 1
-    s.kc_min_resv = min_when
     return 0
 
 
@@ -643,86 +639,6 @@ cdef inline void _kept_check_started(sched_t* s) noexcept nogil:
             return
 
 
-cdef inline int kept_conservative(sched_t* s) except -1 nogil:
-    """The conservative re-plan on the kept profile (see above); 0 without changing
-    anything when a holder's previous reservation is already past (then the caller
-    rebuilds), 1 when done."""
-    cdef intp_t i, q, j, m
-    cdef simtime_t when, hold, lb, r, hint
-    cdef simtime_t last_hold = -1
-    cdef simtime_t last_when = -1
-    cdef procs_t n, back
-    cdef procs_t last_n = -1
-    cdef ppos_t at
-    cdef simtime_t min_when = INT64_MAX
-    m = replan_order(s, 0)
-    # the earliest previous reservation comes first (a job without one has -1)
-    if m > 0 and 0 <= s.resv_cur[s.wait[s.rtmp[0].pos]] < s.now:
-        return 0
-    profile_trim(&s.prof, s.now)
-    shape_reset(&s.prof)
-    s.prof.n_hints = 0
-    s.prof.hint_next = 0
-    for i in range(m):
-        q = s.rtmp[i].pos
-        j = s.wait[q]
-        n = s.procs[j]
-        hold = hold_time(s.est[j])
-        r = s.resv_cur[j]           # rtmp's resv holds the estimate of SJBF's tail
-        if r > s.now and n == last_n and hold == last_hold and last_when >= r:
-            # its shape's answer in this pass is already >= r, a lower bound of its own:
-            # it keeps r, and like any answer left unnoted that changes no later answer
-            # (docs/core.md "Which holders are visited", shortcut 3)
-            continue
-        lb = shape_hint(&s.prof, n, hold)
-        if lb < s.now:
-            lb = s.now
-        if r >= 0:
-            when = r
-            if lb < r and lb + hold >= r:
-                # every start from lb on has the window [s, r) (docs/core.md "Holders
-                # whose hold covers the window")
-                at = profile_locate(&s.prof, r - 1)
-                if profile_value(&s.prof, at) >= n:
-                    when = profile_last_short_end(&s.prof, at, n, lb)
-            elif lb < r and dec_may_fit(&s.prof, lb, r, n):
-                # a move needs an instant before r where processors came back, n free
-                hint = profile_hint(&s.prof, n, hold)    # smaller shapes bound it too
-                if hint > lb:
-                    lb = hint
-                when = profile_earliest_before(&s.prof, lb, hold, n, r, dec_end(&s.prof))
-            if when < r:
-                # as kept_by_holders moves one holder (docs/core.md "Moves over
-                # overlapping slots"): overlapping slots change only at their two ends,
-                # the old slot's ends merged where stale, recorded where processors came
-                # back with the most now free there as its bound
-                if when + hold > r:
-                    _stretch_move(s, when, r, n, hold)
-                else:
-                    back = profile_give_back_max(&s.prof, r, r + hold, n)
-                    profile_reserve(&s.prof, when, when + hold, n)
-                    profile_merge_at(&s.prof, r)     # when + hold may be r itself
-                    dec_add_max(&s.prof, r, r + hold, back)
-        else:
-            hint = profile_hint(&s.prof, n, hold)
-            if hint > lb:
-                lb = hint
-            when = profile_earliest(&s.prof, lb, hold, n, 1)
-            profile_reserve(&s.prof, when, when + hold, n)
-        shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
-        give_reservation(s, j, when)
-        last_n = n
-        last_hold = hold
-        last_when = when
-        if when == s.now:
-            start_job(s, q)
-        elif when < min_when:
-            # a holder skipped above keeps r >= last_when, an answer taken here
-            min_when = when
-    s.kc_min_resv = min_when
-    return 1
-
-
 cdef inline simtime_t _plan_arrival(sched_t* s, intp_t q) noexcept nogil:
     """Plan the job at queue position q, which holds no reservation, on the kept profile
     after every holder (no old reservation left in it: a plain earliest-fit search from
@@ -746,66 +662,6 @@ cdef inline simtime_t _plan_arrival(sched_t* s, intp_t q) noexcept nogil:
     if when == s.now:
         start_job(s, q)
     return when
-
-
-cdef inline int kept_arrivals(sched_t* s) except -1 nogil:
-    """The kept re-plan of a pass where nothing came back (docs/core.md "Passes where
-    nothing came back"): no early completion since the last pass (no recorded interval)
-    and every holder's reservation after now.  Then no holder moves or starts (at the
-    last pass no start before its reservation fitted, and the profile before it has only
-    lost processors since), so only the arrivals are planned, in the order replan_order
-    gives them (queue order, or SJBF's), each by a search as in kept_conservative.  The
-    arrivals are the queue's tail in a queue left unordered, else found by a scan.  0
-    without changing anything when the pass is not such a pass."""
-    cdef intp_t k, q, j, m
-    cdef intp_t first = s.n_kc_holders
-    cdef simtime_t when
-    cdef simtime_t min_when = s.kc_min_resv
-    cdef bint is_sjf = s.bf_order == BFORDER_SJF
-    if s.prof.n_dec != 0 or s.kc_min_resv <= s.now or first < 0 or first > s.n_wait:
-        return 0
-    m = 0
-    if s.is_queue_unsorted:
-        # the holders are the queue's front, the arrivals (no reservation) its tail
-        if ((first > 0 and s.resv_cur[s.wait[first - 1]] < 0)
-                or (first < s.n_wait and s.resv_cur[s.wait[first]] >= 0)):
-            return 0
-        for q in range(first, s.n_wait):
-            j = s.wait[q]
-            s.rtmp[m].resv = s.est[j] if is_sjf else INT64_MAX
-            s.rtmp[m].pos = q
-            m += 1
-    else:
-        for q in range(s.n_wait):
-            j = s.wait[q]
-            if s.resv_cur[j] < 0:
-                s.rtmp[m].resv = s.est[j] if is_sjf else INT64_MAX
-                s.rtmp[m].pos = q
-                m += 1
-        if m != s.n_wait - first:
-            return 0
-    profile_trim(&s.prof, s.now)
-    shape_reset(&s.prof)
-    s.prof.n_hints = 0
-    s.prof.hint_next = 0
-    rent_sort(s, s.rtmp, <rent_t*> s.qtmp2, s.runs, m)
-    for k in range(m):
-        when = _plan_arrival(s, s.rtmp[k].pos)
-        if s.now < when < min_when:
-            min_when = when
-    s.kc_min_resv = min_when
-    return 1
-
-
-cdef inline bint holders_usable(const sched_t* s) noexcept nogil:
-    """Whether the holder index may keep the re-plan order across passes: fixed estimates
-    (not predict, not learned) and an order whose keys are static, change with time (wfp3,
-    unicep, their queue left unordered) or at each calculation by usage (multifactor): the
-    holders of one reservation are put in this pass's queue order when first looked at
-    (_order_tie_run)."""
-    return ((s.is_queue_unsorted or s.order == ORDER_MULTIFACTOR
-             or not order_is_time_dependent(s.order))
-            and s.estimate != ESTIMATE_PREDICT and s.learn == NULL)
 
 
 cdef inline int holders_build(sched_t* s) except -1 nogil:
@@ -1196,10 +1052,11 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
 
 
 cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
-    """kept_conservative with the holder index (docs/core.md "The holder index"): the
-    same answers, visiting the holders in the index's order and skipping every block whose
-    holders cannot move; 0 without changing anything when a reservation is already past
-    (then the caller rebuilds), 1 when done."""
+    """The conservative re-plan on the kept profile (see "Conservative with a kept
+    profile" above) with the holder index (docs/core.md "The holder index"): the answers
+    of conservative_backfill, visiting the holders in the index's order and skipping every
+    block whose holders cannot move; 0 without changing anything when a reservation is
+    already past (then the caller rebuilds), 1 when done."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk
     cdef intp_t b, i, k, q, j, n_new, n_moved, found, extra
@@ -1402,28 +1259,21 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
 
 
 cdef inline int conservative_pass(sched_t* s) except -1 nogil:
-    """Conservative over the whole queue: on the kept profile when it is valid (with the
-    holder index when the order allows), else rebuilt (conservative_backfill), then fully
-    built and kept if the entrance asks."""
+    """Conservative over the whole queue: on the kept profile with the holder index when
+    they are valid (kept_by_holders), else rebuilt (conservative_backfill), then fully
+    built, kept and indexed if the entrance asks (is_keep_profile: fixed estimates)."""
     cdef bint done = False
     if s.is_prof_kept:
-        if s.is_hold_kept:
-            done = kept_by_holders(s)
-        else:
-            done = kept_arrivals(s) or kept_conservative(s)
+        done = kept_by_holders(s)
     if not done:
         conservative_backfill(s, 0)
         if s.is_keep_profile:
             profile_extend(s, s.n_jobs + s.n_wait + 1)     # every release left
             s.is_prof_kept = True
-            s.is_hold_kept = holders_usable(s)
-            if s.is_hold_kept:
-                holders_build(s)
+            holders_build(s)
     s.prof.n_dec = 0            # the answers now hold: nothing came back since
-    s.n_kc_holders = s.n_wait - s.n_started      # every job left waiting holds one
     if s.is_prof_kept:
         _kept_check_started(s)
-    s.is_hold_kept = s.is_hold_kept and s.is_prof_kept
     return 0
 
 

@@ -15,9 +15,10 @@
 #
 # Invariants whenever a kernel returns: blocks blk[0:nb] are in order and each holds 1..
 # HOLD_BLOCK entries in order; `low` is the exact minimum of the block's sizes; `n` is the
-# number of entries.  The order compares the queue keys of the jobs, so it is only
-# meaningful while no waiting job's key changes (static queue orders; backfill.pxd's
-# holders_usable); the caller rebuilds it otherwise.
+# number of entries.  The order compares the queue keys of the jobs; where keys change
+# between passes (wfp3, unicep, multifactor) the entries of one reservation may be out of
+# that order until backfill.pxd's _order_tie_run puts them back (docs/core.md
+# "Time-dependent keys in the index").
 from libc.stdlib cimport malloc, realloc, free as c_free
 from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t

@@ -1286,7 +1286,7 @@ cdef inline simtime_t profile_earliest_before(const profile_t* p, simtime_t star
     is the caller's bound on where a start can be at all (dec_end).
 
     The clipped window is the kept-profile re-plan's test (backfill.pxd,
-    kept_conservative): before its previous reservation ``limit`` a job sees the kept
+    kept_by_holders): before its previous reservation ``limit`` a job sees the kept
     profile as it is, from ``limit`` on its previous slot is known to be free."""
     cdef simtime_t s = start
     cdef simtime_t end

@@ -99,11 +99,6 @@ cdef struct sched_t:
     intp_t* rprev             # job indices in the order the last re-plan visited them
     intp_t n_rprev            # entries in rprev
     intp_t* rqpos             # per job: queue position while building (-1, -2: see there)
-    # conservative on the kept profile, after each pass (backfill.kept_arrivals): the
-    # waiting jobs that hold a reservation (wait[:n_kc_holders] in a queue left unordered,
-    # -1: unknown) and the earliest of their reservations (seconds)
-    intp_t n_kc_holders
-    simtime_t kc_min_resv
     # SJBF candidate order (easy, slurm with bf_order SJF; else bfo is NULL): the waiting
     # jobs by (estimate, queue order), kept across passes (backfill.bfo_prepare)
     intp_t* bfo               # job indices; bfo[:n_bfo_sorted] in that order, then arrivals
@@ -118,9 +113,9 @@ cdef struct sched_t:
     profile_t prof            # availability profile (conservative, slurm)
     # conservative, kept profile (backfill.pxd, issue 16): set by loop.simulate only
     bint is_keep_profile      # the entrance reports completions (backfill.kept_release)
-    bint is_prof_kept         # prof = running set + every reservation of the last pass
+    bint is_prof_kept         # prof = running set + every reservation of the last pass,
+                              # hold = every waiting job with one (holders.pxd)
     holders_t hold            # the waiting holders in re-plan order (holders.pxd)
-    bint is_hold_kept         # hold = every waiting job with a reservation (static orders)
     # slurm, resumed pass (backfill.pxd, issue 16): set by loop.simulate only
     bint is_slurm_resume      # the entrance allows resuming the last slurm pass
     # wfp3 and unicep under none, and under EASY with no processor free, order only the
@@ -639,8 +634,6 @@ cdef inline int sched_alloc(sched_t* s, intp_t n_jobs) except -1:
     s.rqpos = NULL
     s.unicep_sizes = NULL
     s.n_rprev = 0
-    s.n_kc_holders = -1
-    s.kc_min_resv = -1
     s.run = <run_t*> malloc(cap * sizeof(run_t))
     s.run_tmp = <run_t*> malloc(cap * sizeof(run_t))
     s.wait = <intp_t*> malloc(cap * sizeof(intp_t))
@@ -710,4 +703,3 @@ cdef inline void sched_release(sched_t* s) noexcept nogil:
     s.started_tmp = NULL
     profile_release(&s.prof)
     holders_release(&s.hold)
-    s.is_hold_kept = False

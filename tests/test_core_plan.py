@@ -380,9 +380,8 @@ def arrival_passes_workload(seed, n=500, total=64):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_conservative_passes_where_nothing_came_back_reproduce_plan(order, bf_order, seed):
     """A pass with no early completion since the last one and no reservation due plans
-    only its arrivals (docs/core.md "Passes where nothing came back": with the holder
-    index, every block skipped; without it, learned estimates,
-    test_predict_variants.py); `plan` re-plans every job at every pass: both give the same
+    only its arrivals (docs/core.md "Passes where nothing came back": the holder index
+    skips every block); `plan` re-plans every job at every pass: both give the same
     schedule."""
     w = arrival_passes_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order)

@@ -228,10 +228,9 @@ def arrival_passes(seed: int, n: int = 260, total: int = 48) -> Workload:
 @pytest.mark.parametrize("bf_order", ["queue", "sjf"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_learned_conservative_replans_as_the_oracle(order, bf_order, seed):
-    """Learned estimates keep conservative's profile between passes but not the holder
-    index (backfill.pxd: holders_usable): every pass re-plans every holder on the kept
-    profile (kept_conservative), or plans only its arrivals when nothing came back
-    (kept_arrivals).  `plan` refuses learned, so the reference is the oracle with its own
-    learner."""
+    """Learned estimates are fixed at submission, so conservative keeps its profile and
+    the holder index between passes (backfill.pxd: kept_by_holders), and a pass where
+    nothing came back plans only its arrivals (every block skipped).  `plan` refuses
+    learned, so the reference is the oracle with its own learner."""
     assert_same_schedule(arrival_passes(seed), order, "conservative", "learned",
                          backfill_order=bf_order)
