@@ -7,9 +7,9 @@ from libc.stdint cimport INT64_MAX
 from libc.string cimport memmove, memcpy
 
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
-                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF, ORDER_MULTIFACTOR,
+                     BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF,
                      ESTIMATE_PREDICT)
-from priority cimport order_is_time_dependent
+from priority cimport order_keys_move
 from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETIONS,
                       CNT_KEPT_PASSES, CNT_INDEX_BLOCKS, CNT_INDEX_BLOCKS_SKIPPED,
                       CNT_HOLDER_VISITS, CNT_VISITS_SAME_SHAPE, CNT_VISITS_SAME_ENTRY,
@@ -775,12 +775,11 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
 
 cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
                                 simtime_t* tie_r) noexcept nogil:
-    """Under the orders whose keys change between passes (wfp3 and unicep, their queue
-    left unordered, and multifactor), the first time a pass meets reservation r (entry i
-    of block b; ``tie_r``: the last one it met), put the index entries from there on that
-    share r (across blocks) in queue order at this pass, (key, submit, index), when they
-    are not (docs/core.md "Time-dependent keys in the index").  True when it reordered
-    them."""
+    """Under the orders whose keys change between passes (order_keys_move: wfp3, unicep,
+    multifactor), the first time a pass meets reservation r (entry i of block b;
+    ``tie_r``: the last one it met), put the index entries from there on that share r
+    (across blocks) in queue order at this pass, (key, submit, index), when they are not
+    (docs/core.md "Time-dependent keys in the index").  True when it reordered them."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk = h.blk[b]
     cdef simtime_t r = blk.resv[i]
@@ -790,7 +789,7 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     cdef intp_t k, j
     cdef bint is_sorted = True
     cdef qent_t e, prev
-    if (not s.is_queue_unsorted and s.order != ORDER_MULTIFACTOR) or r <= tie_r[0]:
+    if not order_keys_move(s.order) or r <= tie_r[0]:
         return False
     tie_r[0] = r
     while bb < h.nb:
@@ -1541,8 +1540,8 @@ cdef inline void slurm_record(sched_t* s, bint is_walked) noexcept nogil:
     rounding up, queue candidate order, static queue keys, fixed estimates)."""
     s.sr_valid = (is_walked and s.n_started == s.sr_first and s.backfill == BACKFILL_SLURM
                   and not s.is_bf_round_down and s.bfo == NULL and s.learn == NULL
-                  and s.estimate != ESTIMATE_PREDICT and s.order != ORDER_MULTIFACTOR
-                  and not order_is_time_dependent(s.order) and s.n_wait > 0)
+                  and s.estimate != ESTIMATE_PREDICT and not order_keys_move(s.order)
+                  and s.n_wait > 0)
     if s.sr_valid:
         s.sr_now = s.now
         s.sr_free = s.free

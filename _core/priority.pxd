@@ -7,7 +7,7 @@
 from libc.math cimport log2, log10, pow
 
 from _types cimport (simtime_t, procs_t, intp_t, ORDER_FCFS, ORDER_SJF, ORDER_LJF, ORDER_SAF,
-                     ORDER_WFP3, ORDER_UNICEP, ORDER_F1)
+                     ORDER_WFP3, ORDER_UNICEP, ORDER_F1, ORDER_MULTIFACTOR)
 
 
 cdef struct mf_t:
@@ -66,6 +66,12 @@ cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime
 cdef inline bint order_is_time_dependent(int order) noexcept nogil:
     """Orders whose key changes with the pass time (re-sorted at every pass)."""
     return order == ORDER_WFP3 or order == ORDER_UNICEP
+
+
+cdef inline bint order_keys_move(int order) noexcept nogil:
+    """Orders whose waiting jobs' keys change between passes: with the pass time (wfp3,
+    unicep) or at each calculation (multifactor: age and fair share)."""
+    return order_is_time_dependent(order) or order == ORDER_MULTIFACTOR
 
 
 cdef inline bint order_uses_estimate(int order) noexcept nogil:
