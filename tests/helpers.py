@@ -141,3 +141,37 @@ def assert_same_schedule(workload, order, backfill, est_mode, **knobs):
     assert mismatch is None, (
         f"{order}+{backfill}/{est_mode} {knobs}: {mismatch[0]} of job {mismatch[1]}: "
         f"oracle {mismatch[2]}, core {mismatch[3]}")
+
+
+def with_early_runtimes(rng, submit, request, procs, total, early_share, low):
+    """The workload tuple of jobs (submit, request, procs) on ``total`` processors: a
+    share ``early_share`` of them end early, after ``low``-100% of their request (drawn
+    from ``rng`` in that order), the rest at their request; users 1-5, queue and
+    partition 0."""
+    n = len(submit)
+    early = rng.random(n) < early_share
+    runtime = np.where(early, request * rng.uniform(low, 1.0, n), request).astype(np.int64)
+    user = rng.integers(1, 6, n)
+    return (submit, runtime, request, procs, user, np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), total)
+
+
+def arrival_passes_workload(seed, n=500, total=64):
+    """A conservative backlog where many passes see nothing come back: arrivals one or a
+    few at a time between completions, most runs ending exactly at their request (their
+    processors were already planned free then), some early, some holders reserved at the
+    very instant of a completion (they start in a pass where nothing came back), and
+    jobs of different estimates and sizes arriving together (SJBF orders them)."""
+    rng = np.random.default_rng(seed)
+    submit, request, procs = [], [], []
+    t = 0
+    while len(submit) < n:
+        t += int(rng.integers(1, 240))
+        k = int(rng.choice([1, 1, 1, 2, 3]))
+        for _ in range(k):
+            submit.append(t)
+            request.append(int(rng.choice([60, 300, 900, 1800, 3600])))
+            procs.append(int(rng.choice([1, 2, 4, 8, 16, 32])))
+    submit, request = np.array(submit[:n]), np.array(request[:n])
+    procs = np.array(procs[:n], dtype=np.int32)
+    return with_early_runtimes(rng, submit, request, procs, total, 0.25, 0.3)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import EXAMPLES, TraceHead, assert_same_schedule, core_run, trace_paths
+from helpers import (EXAMPLES, TraceHead, arrival_passes_workload, assert_same_schedule,
+                     core_run, trace_paths)
 from oracle import ORACLE_BACKFILLS, ORACLE_ORDERS, TSAFRIR_STEPS_MIN
 from strategies import Workload, workloads
 
@@ -203,25 +204,13 @@ def test_easy_plus_plus_preset_everywhere(malleo_cli):
     assert bad.exit_code == 2 and "--preset" in bad.output
 
 
-def arrival_passes(seed: int, n: int = 260, total: int = 48) -> Workload:
-    """A conservative backlog where many passes plan only arrivals: jobs arrive one to
-    three at a time, most runs end exactly at their request (a learned prediction below it
-    is corrected up to the request, where the profile then already has the processors
-    back: nothing comes back), some end early, four users."""
-    rng = np.random.default_rng(seed)
-    submit, request, procs = [], [], []
-    t = 0
-    while len(submit) < n:
-        t += int(rng.integers(1, 200))
-        for _ in range(int(rng.choice([1, 1, 2, 3]))):
-            submit.append(t)
-            request.append(int(rng.choice([60, 300, 900, 1800])))
-            procs.append(int(rng.choice([1, 2, 4, 8, 16, 24])))
-    submit, request, procs = submit[:n], request[:n], procs[:n]
-    early = rng.random(n) < 0.3
-    runtime = [int(r * rng.uniform(0.2, 1.0)) if e else r for r, e in zip(request, early)]
-    user = [int(u) for u in rng.integers(0, 4, n)]
-    return Workload(submit, runtime, request, procs, user, total)
+def arrival_passes(seed: int) -> Workload:
+    """helpers.arrival_passes_workload (many passes plan only arrivals: most runs end at
+    their request, where a learned prediction below it is corrected up to, so nothing
+    comes back) as lists for the oracle."""
+    submit, runtime, request, procs, user, _, _, total = arrival_passes_workload(seed)
+    return Workload(submit.tolist(), runtime.tolist(), request.tolist(), procs.tolist(),
+                    user.tolist(), total)
 
 
 @pytest.mark.parametrize("order", ["fcfs", "wfp3", "multifactor"])
