@@ -33,7 +33,8 @@ from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_s
                     queue_select_next,
                     qent_before, qent_of)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
-                      holders_remove, holders_first, hold_before, _hold_low)
+                      holders_remove, holders_first, hold_before, holders_put,
+                      holders_put_end)
 
 
 cdef inline simtime_t hold_time(simtime_t est) noexcept nogil:
@@ -811,19 +812,10 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     qent_sort(s.qtmp, s.qtmp2, s.runs, m)
     bb = b
     ii = i
-    blk = h.blk[bb]
     for k in range(m):
-        if ii == blk.n:
-            _hold_low(blk)
-            bb += 1
-            ii = 0
-            blk = h.blk[bb]
         j = s.qtmp[k].id
-        blk.job[ii] = j
-        blk.procs[ii] = s.procs[j]
-        blk.hold[ii] = hold_time(s.est[j])
-        ii += 1
-    _hold_low(blk)
+        holders_put(h, &bb, &ii, j, hold_time(s.est[j]), s.procs[j])
+    holders_put_end(h, bb)
     return True
 
 

@@ -17,7 +17,7 @@
 # HOLD_BLOCK entries in order; `low` is the exact minimum of the block's sizes; `n` is the
 # number of entries.  The order compares the queue keys of the jobs; where keys change
 # between passes (wfp3, unicep, multifactor) the entries of one reservation may be out of
-# that order until backfill.pxd's _order_tie_run puts them back (docs/core.md
+# that order until backfill.pxd's _order_tie_run puts them back (holders_put; docs/core.md
 # "Time-dependent keys in the index").
 from libc.stdlib cimport malloc, realloc, free as c_free
 from libc.string cimport memmove, memcpy
@@ -239,6 +239,30 @@ cdef inline bint holders_remove(holders_t* h, intp_t b, intp_t i) noexcept nogil
     if gone == blk.low:
         _hold_low(blk)
     return False
+
+
+cdef inline void holders_put(holders_t* h, intp_t* b, intp_t* i, intp_t j, simtime_t hold,
+                             procs_t procs) noexcept nogil:
+    """Overwrite the entry at (b[0], i[0]) with job j, its hold (seconds) and size
+    (processors), the reservation kept, and step to the next entry (across blocks).  For
+    putting the entries of one reservation back in queue order: the caller writes the same
+    entries permuted, from the run's first one, then calls holders_put_end; a block the
+    writes leave has its ``low`` recomputed then."""
+    cdef hblock_t* blk = h.blk[b[0]]
+    if i[0] == blk.n:
+        _hold_low(blk)
+        b[0] += 1
+        i[0] = 0
+        blk = h.blk[b[0]]
+    blk.job[i[0]] = j
+    blk.hold[i[0]] = hold
+    blk.procs[i[0]] = procs
+    i[0] += 1
+
+
+cdef inline void holders_put_end(holders_t* h, intp_t b) noexcept nogil:
+    """After holders_put at block b: its ``low`` again (the last block written)."""
+    _hold_low(h.blk[b])
 
 
 cdef inline simtime_t holders_first(const holders_t* h) noexcept nogil:

@@ -302,28 +302,42 @@ def test_conservative_holder_index_reproduces_plan(order, bf_order, seed):
     assert_plan_reproduces_simulate(w, policy)
 
 
-def tie_workload(seed, n=400, total=512):
+def tie_workload(seed, n=400, total=512, one_share=None, one_blockers=0):
     """Long runs of equal reservations of mixed shapes whose queue order changes between
     passes (wfp3, unicep, multifactor): four blockers fill the machine until 50,000 s,
     three of them ending early at different times; a few hundred small jobs of mixed sizes
     and requests arrive behind them, and a few hundred are reserved at the blockers' end, a
     run across several blocks of the holder index.  At each early end only part of that
     run can take the processors that came back, chosen by that pass's queue order
-    (docs/core.md "Time-dependent keys in the index")."""
+    (docs/core.md "Time-dependent keys in the index").
+
+    ``one_share`` (a probability): the small jobs are of 2 or 3 processors but that share
+    of 1, so that many index blocks hold no 1-processor job until a pass puts a run in
+    queue order and brings one in; ``one_blockers``: that many more blockers of one
+    processor each (the four others one smaller), ending early at different times, so
+    that a pass where only one processor came back moves only a 1-processor holder."""
     rng = np.random.default_rng(seed)
     quarter = total // 4
     ends = sorted(int(x) for x in rng.integers(5_000, 45_000, 3))
-    submit = np.concatenate([np.zeros(4, dtype=np.int64),
+    one_ends = sorted(int(x) for x in rng.integers(5_000, 45_000, one_blockers))
+    blockers = 4 + one_blockers
+    submit = np.concatenate([np.zeros(blockers, dtype=np.int64),
                              np.sort(rng.integers(1, 3_000, n))])
-    request = np.concatenate([np.full(4, 50_000),
+    request = np.concatenate([np.full(blockers, 50_000),
                               rng.choice([600, 1_800, 3_600, 7_200, 14_400], n)])
-    procs = np.concatenate([np.full(4, quarter), rng.choice([1, 1, 2, 3], n)]).astype(np.int32)
+    if one_share is None:
+        small = rng.choice([1, 1, 2, 3], n)
+    else:
+        small = rng.choice([1, 2, 3], n, p=[one_share, (1 - one_share) / 2,
+                                            (1 - one_share) / 2])
+    procs = np.concatenate([np.full(4, quarter - (one_blockers > 0)),
+                            np.ones(one_blockers), small]).astype(np.int32)
     early = rng.random(n) < 0.5
-    runtime = np.concatenate([np.array(ends + [50_000]),
-                              np.where(early, request[4:] * rng.uniform(0.1, 1.0, n),
-                                       request[4:])]).astype(np.int64)
-    user = rng.integers(1, 6, n + 4)
-    zeros = np.zeros(n + 4, dtype=np.int64)
+    runtime = np.concatenate([np.array(ends + [50_000] + one_ends),
+                              np.where(early, request[blockers:] * rng.uniform(0.1, 1.0, n),
+                                       request[blockers:])]).astype(np.int64)
+    user = rng.integers(1, 6, n + blockers)
+    zeros = np.zeros(n + blockers, dtype=np.int64)
     return submit, runtime, request, procs, user, zeros, zeros, total
 
 
@@ -339,6 +353,19 @@ def test_conservative_time_dependent_ties_reproduce_plan(order, bf_order, seed):
     w = tie_workload(seed)
     policy = Policy(order=order, backfill="conservative", backfill_order=bf_order,
                     multifactor=MF)
+    assert_plan_reproduces_simulate(w, policy)
+
+
+@pytest.mark.parametrize("order", ["wfp3", "unicep", "multifactor"])
+@pytest.mark.parametrize("seed", [1, 4, 6])
+def test_conservative_tie_runs_keep_block_sizes_exact(order, seed):
+    """Putting a run of one reservation back in queue order moves holders between index
+    blocks, so each block's smallest size (`low`, which lets a pass skip the block when
+    fewer processors came back) is taken again (holders.pxd: holders_put): here rare
+    1-processor holders enter blocks of 2- and 3-processor ones, and single processors
+    come back early; `plan` gives the same schedule."""
+    w = tie_workload(seed, one_share=0.01, one_blockers=4)
+    policy = Policy(order=order, backfill="conservative", multifactor=MF)
     assert_plan_reproduces_simulate(w, policy)
 
 
