@@ -338,6 +338,15 @@ cdef inline intp_t _profile_note_at(profile_t* p, procs_t procs, simtime_t durat
             if when > p.hint_when[k]:
                 p.hint_when[k] = when
             return k
+    return _profile_note_new(p, procs, duration, when)
+
+
+cdef inline intp_t _profile_note_new(profile_t* p, procs_t procs, simtime_t duration,
+                                     simtime_t when) noexcept nogil:
+    """Note (procs, duration) in a free entry, else the oldest one, without looking for
+    an entry of that shape (a second entry of one shape is sound, see profile_hint);
+    returns the entry."""
+    cdef intp_t k
     if p.n_hints < PROFILE_HINTS:
         k = p.n_hints
         p.n_hints += 1
@@ -401,10 +410,14 @@ cdef inline void shape_note(profile_t* p, procs_t procs, simtime_t duration,
 
 cdef inline void shape_note_both(profile_t* p, procs_t procs, simtime_t duration,
                                  simtime_t when) noexcept nogil:
-    """shape_note and profile_note of one answer, with the same result as the two calls:
-    the dominance entry of a shape already noted is found through the shape's slot in
-    O(1) (checked: a ring entry may have been taken by another shape since) instead of a
-    scan of PROFILE_HINTS entries (the kept pass notes every holder's answer)."""
+    """shape_note and profile_note of one answer: the dominance entry of a shape already
+    noted is found through the shape's slot in O(1) (checked: a ring entry may have been
+    taken by another shape since) instead of a scan of PROFILE_HINTS entries (the kept
+    pass notes every holder's answer); a shape new to its slot (its first answer in this
+    pass, or its slot taken by another shape since) takes a ring entry without a scan for
+    one of its shape: the ring may then hold it twice, which is sound (profile_hint) and
+    spares the scan to passes whose holders are mostly of distinct shapes (``learned``
+    estimates)."""
     cdef intp_t k = _shape_claim(p, procs, duration)
     cdef intp_t h = p.shape_hidx[k]
     if when > p.shape_when[k]:
@@ -413,7 +426,10 @@ cdef inline void shape_note_both(profile_t* p, procs_t procs, simtime_t duration
         if when > p.hint_when[h]:
             p.hint_when[h] = when
         return
-    p.shape_hidx[k] = _profile_note_at(p, procs, duration, when)
+    if h < 0:
+        p.shape_hidx[k] = _profile_note_new(p, procs, duration, when)
+    else:
+        p.shape_hidx[k] = _profile_note_at(p, procs, duration, when)
 
 
 cdef inline bint shape_seen_nofit(const profile_t* p, procs_t procs,
