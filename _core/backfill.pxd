@@ -9,7 +9,7 @@ from libc.string cimport memmove, memcpy
 from _types cimport (simtime_t, procs_t, intp_t, BACKFILL_NONE, BACKFILL_EASY,
                      BACKFILL_CONSERVATIVE, BACKFILL_SLURM, BFORDER_SJF,
                      ESTIMATE_PREDICT)
-from priority cimport order_keys_move
+from priority cimport order_keys_move, order_is_time_dependent, keys_t
 from counters cimport (COUNT_ON, count, CNT_REBUILT_PASSES, CNT_EARLY_COMPLETIONS,
                       CNT_KEPT_PASSES, CNT_INDEX_BLOCKS, CNT_INDEX_BLOCKS_SKIPPED,
                       CNT_HOLDER_VISITS, CNT_VISITS_SAME_SHAPE, CNT_VISITS_SAME_ENTRY,
@@ -31,7 +31,7 @@ from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_re
                       profile_last_short_end)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     queue_select_next,
-                    qent_before, qent_of)
+                    qent_before, qent_of, sched_key, sched_keys)
 from holders cimport (holders_t, hblock_t, holders_clear, holders_append, holders_insert,
                       holders_remove, holders_first, hold_before, holders_put,
                       holders_put_end)
@@ -59,10 +59,13 @@ cdef inline void move_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
 cdef inline bint _bfo_before(const sched_t* s, intp_t a, intp_t b) noexcept nogil:
     """SJBF candidate order of jobs a, b: (estimate, queue key, submit, index), i.e.
     (estimate, queue order)."""
+    cdef double ka, kb
     if s.est[a] != s.est[b]:
         return s.est[a] < s.est[b]
-    if s.key[a] != s.key[b]:
-        return s.key[a] < s.key[b]
+    ka = sched_key(s, a)
+    kb = sched_key(s, b)
+    if ka != kb:
+        return ka < kb
     if s.submit[a] != s.submit[b]:
         return s.submit[a] < s.submit[b]
     return a < b
@@ -129,14 +132,10 @@ cdef inline intp_t queue_pos(const sched_t* s, intp_t j) noexcept nogil:
     cdef intp_t hi = s.n_wait
     cdef intp_t mid
     cdef qent_t a, b
-    a.key = s.key[j]
-    a.submit = s.submit[j]
-    a.id = j
+    a = qent_of(s, j)
     while lo < hi:
         mid = (lo + hi) >> 1
-        b.key = s.key[s.wait[mid]]
-        b.submit = s.submit[s.wait[mid]]
-        b.id = s.wait[mid]
+        b = qent_of(s, s.wait[mid])
         if qent_before(&b, &a):
             lo = mid + 1
         else:
@@ -704,12 +703,13 @@ cdef inline bint _holder_stays(const sched_t* s, const holders_t* h, intp_t b, i
     reservation) still comes before (when, j).  Every entry after it has a reservation
     >= its old one > when, so the order holds on both sides."""
     cdef const hblock_t* blk
+    cdef keys_t keys = sched_keys(s)
     if i > 0:
         blk = h.blk[b]
-        return hold_before(s.key, s.submit, blk.resv[i - 1], blk.job[i - 1], when, j)
+        return hold_before(&keys, blk.resv[i - 1], blk.job[i - 1], when, j)
     if b > 0:
         blk = h.blk[b - 1]
-        return hold_before(s.key, s.submit, blk.resv[blk.n - 1], blk.job[blk.n - 1], when, j)
+        return hold_before(&keys, blk.resv[blk.n - 1], blk.job[blk.n - 1], when, j)
     return True
 
 
@@ -774,13 +774,67 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     return i
 
 
+cdef inline bint _tie_run_in_order(sched_t* s, intp_t b, intp_t i) noexcept nogil:
+    """_order_tie_run's check under wfp3 and unicep: whether the entries of entry i's
+    reservation from there on (across blocks) are in queue order at this pass, comparing
+    neighbours of one shape by index alone and the others by their keys (lazy: taken
+    here)."""
+    cdef holders_t* h = &s.hold
+    cdef hblock_t* blk
+    cdef simtime_t r = h.blk[b].resv[i]
+    cdef intp_t j
+    cdef intp_t prev_job = -1       # the entry before, its shape and (when taken) its key
+    cdef procs_t prev_n = 0
+    cdef simtime_t prev_hold = 0
+    cdef double prev_key = 0.0
+    cdef bint has_key = False
+    cdef qent_t e, prev
+    while b < h.nb:
+        blk = h.blk[b]
+        while i < blk.n and blk.resv[i] == r:
+            j = blk.job[i]
+            if prev_job >= 0:
+                if blk.procs[i] == prev_n and blk.hold[i] == prev_hold:
+                    if j < prev_job:
+                        return False
+                    has_key = False
+                else:
+                    e = qent_of(s, j)
+                    prev.key = prev_key if has_key else sched_key(s, prev_job)
+                    prev.submit = s.submit[prev_job]
+                    prev.id = prev_job
+                    if qent_before(&e, &prev):
+                        return False
+                    prev_key = e.key
+                    has_key = True
+            prev_job = j
+            prev_n = blk.procs[i]
+            prev_hold = blk.hold[i]
+            i += 1
+        if i < blk.n:
+            break
+        b += 1
+        i = 0
+    return True
+
+
 cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
                                 simtime_t* tie_r) noexcept nogil:
     """Under the orders whose keys change between passes (order_keys_move: wfp3, unicep,
     multifactor), the first time a pass meets reservation r (entry i of block b;
     ``tie_r``: the last one it met), put the index entries from there on that share r
     (across blocks) in queue order at this pass, (key, submit, index), when they are not
-    (docs/core.md "Time-dependent keys in the index").  True when it reordered them."""
+    (docs/core.md "Time-dependent keys in the index").  True when it reordered them.
+    Callers test the first two conditions themselves, so that the call (too large to
+    inline) is made only when there is something to check.
+
+    Under wfp3 and unicep two jobs of one shape (size, hold) have one estimate (the key's
+    is max(est, 1), the hold's max(est, 1) too), so their keys at any pass time are in the
+    order of their waits, ties included (rounded division and products are monotone):
+    their queue order is (submit, index) at every pass, which is index order (the event
+    loop, the only caller, numbers its jobs in submit order: admit_arrivals).  So the
+    run's neighbours of one shape are compared by index alone, without a key (lazy keys,
+    sched_keys, cost a division and three loads each: _tie_run_in_order)."""
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk = h.blk[b]
     cdef simtime_t r = blk.resv[i]
@@ -793,22 +847,36 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     if not order_keys_move(s.order) or r <= tie_r[0]:
         return False
     tie_r[0] = r
-    while bb < h.nb:
-        blk = h.blk[bb]
-        while ii < blk.n and blk.resv[ii] == r:
-            e = qent_of(s, blk.job[ii])
-            if m > 0 and qent_before(&e, &prev):
-                is_sorted = False
-            s.qtmp[m] = e
-            prev = e
-            m += 1
-            ii += 1
-        if ii < blk.n:
-            break
-        bb += 1
-        ii = 0
-    if is_sorted:
-        return False
+    if order_is_time_dependent(s.order):
+        if _tie_run_in_order(s, b, i):
+            return False
+        while bb < h.nb:
+            blk = h.blk[bb]
+            while ii < blk.n and blk.resv[ii] == r:
+                s.qtmp[m] = qent_of(s, blk.job[ii])
+                m += 1
+                ii += 1
+            if ii < blk.n:
+                break
+            bb += 1
+            ii = 0
+    else:
+        while bb < h.nb:
+            blk = h.blk[bb]
+            while ii < blk.n and blk.resv[ii] == r:
+                e = qent_of(s, blk.job[ii])
+                if m > 0 and qent_before(&e, &prev):
+                    is_sorted = False
+                s.qtmp[m] = e
+                prev = e
+                m += 1
+                ii += 1
+            if ii < blk.n:
+                break
+            bb += 1
+            ii = 0
+        if is_sorted:
+            return False
     qent_sort(s.qtmp, s.qtmp2, s.runs, m)
     bb = b
     ii = i
@@ -918,6 +986,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     cdef intp_t i = at_i[0]
     cdef hblock_t* blk = h.blk[b]
     cdef procs_t n = blk.procs[i]
+    cdef keys_t keys = sched_keys(s)
     cdef simtime_t hold = blk.hold[i]
     cdef simtime_t limit = w + hold
     cdef simtime_t ws[STRETCH_MEMBERS]
@@ -936,7 +1005,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     if k == blk.n:
         kb += 1
         k = 0
-    if kb < h.nb:
+    if kb < h.nb and h.blk[kb].resv[k] > tie_r[0] and order_keys_move(s.order):
         _order_tie_run(s, kb, k, tie_r)
     if (kb == h.nb or h.blk[kb].procs[k] != n or h.blk[kb].hold[k] != hold
             or h.blk[kb].resv[k] > limit):
@@ -968,7 +1037,8 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             b += 1
             blk = h.blk[b]
             k = 0
-        _order_tie_run(s, b, k, tie_r)
+        if blk.resv[k] > tie_r[0] and order_keys_move(s.order):
+            _order_tie_run(s, b, k, tie_r)
         r = blk.resv[k]
         if blk.procs[k] != n or blk.hold[k] != hold or r > limit:
             break
@@ -981,7 +1051,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
         if wk == r:
             break                       # it keeps its reservation: the usual tests say so
         job = blk.job[k]
-        if wk == prev_w and not hold_before(s.key, s.submit, prev_w, prev_job, wk, job):
+        if wk == prev_w and not hold_before(&keys, prev_w, prev_job, wk, job):
             break                       # it would leave its place in the index
         ws[cnt] = wk
         rs[cnt] = r
@@ -1064,6 +1134,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef simtime_t c_r = -1         # the last move's old reservation
     cdef bint c_moved = False
     cdef simtime_t tie_r = -1       # the last reservation whose holders were put in order
+    cdef keys_t keys = sched_keys(s)
     if h.n > 0 and holders_first(h) < s.now:
         return 0
     count(CNT_KEPT_PASSES, 1)
@@ -1104,7 +1175,8 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             i = _skip_kept(blk, i, s.now, top, last_n, last_hold, last_when)
             if i == blk.n:
                 break
-            if _order_tie_run(s, b, i, &tie_r):
+            if (blk.resv[i] > tie_r and order_keys_move(s.order)
+                    and _order_tie_run(s, b, i, &tie_r)):
                 continue            # this reservation's holders in queue order now: again
             r = blk.resv[i]
             n = blk.procs[i]
@@ -1244,7 +1316,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     for k in range(n_new + n_moved):
         j = s.rtmp[k].pos
         if j >= 0:
-            holders_insert(h, s.key, s.submit, s.rtmp[k].resv, j, hold_time(s.est[j]),
+            holders_insert(h, &keys, s.rtmp[k].resv, j, hold_time(s.est[j]),
                            s.procs[j])
     return 1
 

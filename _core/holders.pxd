@@ -24,6 +24,7 @@ from libc.string cimport memmove, memcpy
 from libc.stdint cimport int32_t
 
 from _types cimport simtime_t, procs_t, intp_t
+from priority cimport keys_t, key_at
 
 
 cdef enum:
@@ -48,15 +49,18 @@ cdef struct holders_t:
     intp_t finger       # the block the last insertion went to (a guess, checked)
 
 
-cdef inline bint hold_before(const double* key, const simtime_t* submit, simtime_t ra,
-                             intp_t ja, simtime_t rb, intp_t jb) noexcept nogil:
+cdef inline bint hold_before(const keys_t* keys, simtime_t ra, intp_t ja, simtime_t rb,
+                             intp_t jb) noexcept nogil:
     """Re-plan order: (ra, ja) before (rb, jb) by reservation, then queue order."""
+    cdef double ka, kb
     if ra != rb:
         return ra < rb
-    if key[ja] != key[jb]:
-        return key[ja] < key[jb]
-    if submit[ja] != submit[jb]:
-        return submit[ja] < submit[jb]
+    ka = key_at(keys, ja)
+    kb = key_at(keys, jb)
+    if ka != kb:
+        return ka < kb
+    if keys.submit[ja] != keys.submit[jb]:
+        return keys.submit[ja] < keys.submit[jb]
     return ja < jb
 
 
@@ -136,8 +140,8 @@ cdef inline int holders_append(holders_t* h, simtime_t resv, intp_t j, simtime_t
     return 0
 
 
-cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t* submit,
-                               simtime_t resv, intp_t j, simtime_t hold,
+cdef inline int holders_insert(holders_t* h, const keys_t* keys, simtime_t resv, intp_t j,
+                               simtime_t hold,
                                procs_t procs) except -1 nogil:
     """Insert (resv, j) at its place in the order: binary search over the blocks' first
     entries, then inside the block; a full block splits in two halves first."""
@@ -152,12 +156,12 @@ cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t*
     # block of the last insertion first (a pass inserts its moved holders mostly in order)
     b = h.finger
     if not (0 <= b < h.nb
-            and not hold_before(key, submit, resv, j, h.blk[b].resv[0], h.blk[b].job[0])
-            and (b + 1 == h.nb or hold_before(key, submit, resv, j, h.blk[b + 1].resv[0],
+            and not hold_before(keys, resv, j, h.blk[b].resv[0], h.blk[b].job[0])
+            and (b + 1 == h.nb or hold_before(keys, resv, j, h.blk[b + 1].resv[0],
                                               h.blk[b + 1].job[0]))):
         while lo < hi:
             mid = (lo + hi) >> 1
-            if hold_before(key, submit, resv, j, h.blk[mid].resv[0], h.blk[mid].job[0]):
+            if hold_before(keys, resv, j, h.blk[mid].resv[0], h.blk[mid].job[0]):
                 hi = mid
             else:
                 lo = mid + 1
@@ -174,7 +178,7 @@ cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t*
         blk.n = half
         _hold_low(blk)
         _hold_low(nxt)
-        if not hold_before(key, submit, resv, j, nxt.resv[0], nxt.job[0]):
+        if not hold_before(keys, resv, j, nxt.resv[0], nxt.job[0]):
             blk = nxt
             b += 1
     h.finger = b
@@ -183,7 +187,7 @@ cdef inline int holders_insert(holders_t* h, const double* key, const simtime_t*
     hi = blk.n
     while lo < hi:
         mid = (lo + hi) >> 1
-        if hold_before(key, submit, resv, j, blk.resv[mid], blk.job[mid]):
+        if hold_before(keys, resv, j, blk.resv[mid], blk.job[mid]):
             hi = mid
         else:
             lo = mid + 1

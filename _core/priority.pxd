@@ -36,13 +36,19 @@ cdef inline double unicep_key(simtime_t now, simtime_t submit, simtime_t est,
     return <double> (-(now - submit)) / (size_term * <double> e)
 
 
+cdef inline double wfp3_key(simtime_t now, simtime_t submit, simtime_t est,
+                            procs_t n) noexcept nogil:
+    """wfp3's key (Tang et al. 2009: -(r^3) * n with r = w / max(e, 1))."""
+    cdef simtime_t e = est if est > 1 else 1
+    cdef double r = <double> (now - submit) / <double> e
+    return -(r * r * r) * <double> n
+
+
 cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime_t est,
                              procs_t n) noexcept nogil:
     """The queue key of a waiting job at ``now`` (smaller first), for every order but
     multifactor (whose key is minus the stored priority)."""
     cdef simtime_t e = est if est > 1 else 1
-    cdef simtime_t w = now - submit
-    cdef double r
     if order == ORDER_FCFS:
         return <double> submit
     if order == ORDER_SJF:
@@ -52,15 +58,38 @@ cdef inline double order_key(int order, simtime_t now, simtime_t submit, simtime
     if order == ORDER_SAF:
         return <double> (n * est)
     if order == ORDER_WFP3:
-        # Tang et al. 2009: -(r^3) * n with r = w / e
-        r = <double> w / <double> e
-        return -(r * r * r) * <double> n
+        return wfp3_key(now, submit, est, n)
     if order == ORDER_UNICEP:
         return unicep_key(now, submit, est, unicep_size(n))
     if order == ORDER_F1:
         # Carastan-Santos and de Camargo 2017
         return log10(<double> e) * <double> n + 870.0 * log10(<double> (submit if submit > 1 else 1))
     return 0.0
+
+
+cdef struct keys_t:
+    # The waiting jobs' queue keys (smaller first) as the queue and the holder index read
+    # them: the stored ``key`` column, or, when ``is_lazy`` (wfp3 and unicep with a kept
+    # profile: sched.sched_keys; unicep when ``unicep_sizes`` is set, else wfp3), computed
+    # on each read at the pass time ``at`` from the job's fixed columns by the function the
+    # stored key would have come from (the same double), so that a pass takes the keys of
+    # the jobs it compares instead of keying the whole queue
+    double* key                  # stored keys (not is_lazy)
+    simtime_t* submit            # seconds
+    simtime_t* est               # seconds; fixed while a job waits (all but predict)
+    procs_t* procs               # processors
+    double* unicep_sizes         # unicep: each job's size term, else NULL
+    simtime_t at                 # seconds; the pass time of lazy keys
+    bint is_lazy
+
+
+cdef inline double key_at(const keys_t* k, intp_t j) noexcept nogil:
+    """Job j's queue key: stored, or computed at ``k.at`` (keys_t)."""
+    if not k.is_lazy:
+        return k.key[j]
+    if k.unicep_sizes != NULL:
+        return unicep_key(k.at, k.submit[j], k.est[j], k.unicep_sizes[j])
+    return wfp3_key(k.at, k.submit[j], k.est[j], k.procs[j])
 
 
 cdef inline bint order_is_time_dependent(int order) noexcept nogil:

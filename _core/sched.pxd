@@ -16,7 +16,7 @@ from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PRE
                      SIZE_FAVOR_SMALL, PREDICT_AT_SUBMIT)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
 from priority cimport (mf_t, order_key, unicep_key, unicep_size, order_is_time_dependent,
-                       order_uses_estimate,
+                       order_uses_estimate, keys_t, wfp3_key,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
 from holders cimport holders_t, holders_release
@@ -123,7 +123,8 @@ cdef struct sched_t:
     bint is_head_only         # the entrance allows ordering the front on demand
     # wfp3 and unicep under conservative with a kept profile: the queue is never sorted;
     # the re-plan order breaks ties by the queue entries and drop_started finds the
-    # backfilled flags without positions (backfill.pxd): set by loop.simulate only
+    # backfilled flags without positions (backfill.pxd); no key is stored, every reader
+    # computes the one it compares (sched_key, sched_keys): set by loop.simulate only
     bint is_queue_unsorted
     double* unicep_sizes      # unicep in the event loop: each job's size term of its key
                               # (priority.unicep_size), computed once; NULL otherwise
@@ -404,10 +405,34 @@ cdef inline int sched_unicep_sizes(sched_t* s) except -1:
     return 0
 
 
+cdef inline keys_t sched_keys(const sched_t* s) noexcept nogil:
+    """The waiting jobs' keys as of the last queue_prepare (priority.keys_t): computed on
+    read under ``is_queue_unsorted`` (wfp3, unicep with a kept profile: queue_prepare
+    stores none), else the stored column."""
+    cdef keys_t k
+    k.key = s.key
+    k.submit = s.submit
+    k.est = s.est
+    k.procs = s.procs
+    k.unicep_sizes = s.unicep_sizes
+    k.at = s.prepared_at
+    k.is_lazy = s.is_queue_unsorted
+    return k
+
+
+cdef inline double sched_key(const sched_t* s, intp_t j) noexcept nogil:
+    """Waiting job j's queue key as of the last queue_prepare (sched_keys)."""
+    if not s.is_queue_unsorted:
+        return s.key[j]
+    if s.unicep_sizes != NULL:
+        return unicep_key(s.prepared_at, s.submit[j], s.est[j], s.unicep_sizes[j])
+    return wfp3_key(s.prepared_at, s.submit[j], s.est[j], s.procs[j])
+
+
 cdef inline qent_t qent_of(const sched_t* s, intp_t j) noexcept nogil:
     """Job j's queue entry: (key, submit, index)."""
     cdef qent_t e
-    e.key = s.key[j]
+    e.key = sched_key(s, j)
     e.submit = s.submit[j]
     e.id = j
     return e
@@ -567,7 +592,9 @@ cdef inline void queue_prepare(sched_t* s, bint is_full_sort) noexcept nogil:
             i0 = 0
         else:
             i0 = s.n_sorted
-        if s.unicep_sizes != NULL:
+        if s.is_queue_unsorted:
+            pass    # keys taken when read, at prepared_at (sched_key): none stored
+        elif s.unicep_sizes != NULL:
             for i in range(i0, s.n_wait):
                 j = s.wait[i]
                 s.key[j] = unicep_key(s.now, s.submit[j], s.est[j], s.unicep_sizes[j])
