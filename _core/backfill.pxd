@@ -818,6 +818,12 @@ cdef inline bint _tie_run_in_order(sched_t* s, intp_t b, intp_t i) noexcept nogi
     return True
 
 
+cdef inline bint _tie_run_due(const sched_t* s, simtime_t r, simtime_t tie_r) noexcept nogil:
+    """Whether _order_tie_run has a run to check at reservation r: the keys move between
+    passes and the pass has not met r yet (``tie_r``: the last reservation it met)."""
+    return r > tie_r and order_keys_move(s.order)
+
+
 cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
                                 simtime_t* tie_r) noexcept nogil:
     """Under the orders whose keys change between passes (order_keys_move: wfp3, unicep,
@@ -825,8 +831,8 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     ``tie_r``: the last one it met), put the index entries from there on that share r
     (across blocks) in queue order at this pass, (key, submit, index), when they are not
     (docs/core.md "Time-dependent keys in the index").  True when it reordered them.
-    Callers test the first two conditions themselves, so that the call (too large to
-    inline) is made only when there is something to check.
+    Called only when _tie_run_due says so (the test every visit stop makes, kept apart
+    because this function is too large to inline).
 
     Under wfp3 and unicep two jobs of one shape (size, hold) have one estimate (the key's
     is max(est, 1), the hold's max(est, 1) too), so their keys at any pass time are in the
@@ -844,39 +850,25 @@ cdef inline bint _order_tie_run(sched_t* s, intp_t b, intp_t i,
     cdef intp_t k, j
     cdef bint is_sorted = True
     cdef qent_t e, prev
-    if not order_keys_move(s.order) or r <= tie_r[0]:
-        return False
     tie_r[0] = r
-    if order_is_time_dependent(s.order):
-        if _tie_run_in_order(s, b, i):
-            return False
-        while bb < h.nb:
-            blk = h.blk[bb]
-            while ii < blk.n and blk.resv[ii] == r:
-                s.qtmp[m] = qent_of(s, blk.job[ii])
-                m += 1
-                ii += 1
-            if ii < blk.n:
-                break
-            bb += 1
-            ii = 0
-    else:
-        while bb < h.nb:
-            blk = h.blk[bb]
-            while ii < blk.n and blk.resv[ii] == r:
-                e = qent_of(s, blk.job[ii])
-                if m > 0 and qent_before(&e, &prev):
-                    is_sorted = False
-                s.qtmp[m] = e
-                prev = e
-                m += 1
-                ii += 1
-            if ii < blk.n:
-                break
-            bb += 1
-            ii = 0
-        if is_sorted:
-            return False
+    if order_is_time_dependent(s.order) and _tie_run_in_order(s, b, i):
+        return False
+    while bb < h.nb:
+        blk = h.blk[bb]
+        while ii < blk.n and blk.resv[ii] == r:
+            e = qent_of(s, blk.job[ii])
+            if m > 0 and qent_before(&e, &prev):
+                is_sorted = False
+            s.qtmp[m] = e
+            prev = e
+            m += 1
+            ii += 1
+        if ii < blk.n:
+            break
+        bb += 1
+        ii = 0
+    if is_sorted:
+        return False
     qent_sort(s.qtmp, s.qtmp2, s.runs, m)
     bb = b
     ii = i
@@ -1005,7 +997,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
     if k == blk.n:
         kb += 1
         k = 0
-    if kb < h.nb and h.blk[kb].resv[k] > tie_r[0] and order_keys_move(s.order):
+    if kb < h.nb and _tie_run_due(s, h.blk[kb].resv[k], tie_r[0]):
         _order_tie_run(s, kb, k, tie_r)
     if (kb == h.nb or h.blk[kb].procs[k] != n or h.blk[kb].hold[k] != hold
             or h.blk[kb].resv[k] > limit):
@@ -1037,7 +1029,7 @@ cdef inline bint _one_shape_stretch(sched_t* s, intp_t* at_b, intp_t* at_i, simt
             b += 1
             blk = h.blk[b]
             k = 0
-        if blk.resv[k] > tie_r[0] and order_keys_move(s.order):
+        if _tie_run_due(s, blk.resv[k], tie_r[0]):
             _order_tie_run(s, b, k, tie_r)
         r = blk.resv[k]
         if blk.procs[k] != n or blk.hold[k] != hold or r > limit:
@@ -1175,8 +1167,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             i = _skip_kept(blk, i, s.now, top, last_n, last_hold, last_when)
             if i == blk.n:
                 break
-            if (blk.resv[i] > tie_r and order_keys_move(s.order)
-                    and _order_tie_run(s, b, i, &tie_r)):
+            if _tie_run_due(s, blk.resv[i], tie_r) and _order_tie_run(s, b, i, &tie_r):
                 continue            # this reservation's holders in queue order now: again
             r = blk.resv[i]
             n = blk.procs[i]

@@ -16,7 +16,7 @@ from _types cimport (simtime_t, procs_t, intp_t, ORDER_MULTIFACTOR, ESTIMATE_PRE
                      SIZE_FAVOR_SMALL, PREDICT_AT_SUBMIT)
 from learn cimport learn_t, learn_predict, learn_observe, learn_on_start
 from priority cimport (mf_t, order_key, unicep_key, unicep_size, order_is_time_dependent,
-                       order_uses_estimate, keys_t, wfp3_key,
+                       order_uses_estimate, keys_t, key_at,
                        mf_needs_calc, mf_recalc_usage, mf_fairshare, mf_priority)
 from profile cimport profile_t, profile_init, profile_release
 from holders cimport holders_t, holders_release
@@ -422,11 +422,8 @@ cdef inline keys_t sched_keys(const sched_t* s) noexcept nogil:
 
 cdef inline double sched_key(const sched_t* s, intp_t j) noexcept nogil:
     """Waiting job j's queue key as of the last queue_prepare (sched_keys)."""
-    if not s.is_queue_unsorted:
-        return s.key[j]
-    if s.unicep_sizes != NULL:
-        return unicep_key(s.prepared_at, s.submit[j], s.est[j], s.unicep_sizes[j])
-    return wfp3_key(s.prepared_at, s.submit[j], s.est[j], s.procs[j])
+    cdef keys_t k = sched_keys(s)
+    return key_at(&k, j)
 
 
 cdef inline qent_t qent_of(const sched_t* s, intp_t j) noexcept nogil:
