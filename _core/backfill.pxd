@@ -27,8 +27,8 @@ from profile cimport (profile_t, pblock_t, ppos_t, profile_reset, profile_add_re
                       shape_note, shape_seen_nofit, shape_note_nofit, dec_add,
                       dec_may_fit, dec_end, profile_merge_at, shape_note_both, dec_bound,
                       profile_reserve_merge, profile_min_over, profile_give_back_max,
-                      dec_add_max, _next_below_before,
-                      profile_last_short_end)
+                      dec_add_max, _next_below_before, _next_at_least_before,
+                      profile_last_short_end, profile_time)
 from sched cimport (sched_t, rent_t, qent_t, run_rekey, start_job, qsort, qent_sort,
                     queue_select_next,
                     qent_before, qent_of, sched_key, sched_keys)
@@ -735,9 +735,10 @@ cdef inline intp_t _skip_kept(const hblock_t* blk, intp_t i, simtime_t now, proc
     """The first entry from i on of ``blk`` that kept_by_holders must look at (blk.n if
     none), each entry looked at counted as a visit: the ones before it are after ``now``
     and larger than ``top`` (anything that came back before their reservation) or of the
-    shape (last_n, last_hold) last answered at ``last_when`` >= their reservation, so they
-    keep it and change nothing the next one's tests read (docs/core.md "Which holders
-    are visited", shortcuts 2 and 3)."""
+    shape (last_n, last_hold) last answered, reserved at or before ``last_when`` (that
+    answer, or when it kept its reservation by a point test, the end of the short
+    segments after it), so they keep it and change nothing the next one's tests read
+    (docs/core.md "Which holders are visited", shortcuts 2 and 3)."""
     cdef intp_t m = blk.n
     cdef const simtime_t* resv = blk.resv
     cdef const procs_t* procs = blk.procs
@@ -1113,7 +1114,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
     cdef holders_t* h = &s.hold
     cdef hblock_t* blk
     cdef intp_t b, i, k, q, j, n_new, n_moved, found, extra
-    cdef simtime_t when, hold, lb, r, hint
+    cdef simtime_t when, hold, lb, r, hint, kept_until
     cdef procs_t n, top, back
     cdef bint is_gone
     cdef ppos_t at
@@ -1173,6 +1174,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             n = blk.procs[i]
             hold = blk.hold[i]
             when = r
+            kept_until = r
             extra = 0
             if r > s.now:
                 lb = shape_hint(&s.prof, n, hold)
@@ -1193,6 +1195,14 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
                     at = profile_locate(&s.prof, r - 1)
                     if profile_value(&s.prof, at) >= n:
                         when = profile_last_short_end(&s.prof, at, n, lb)
+                    else:
+                        # it keeps r; so does every holder of its shape behind it reserved
+                        # up to the next segment with n free: its answer is r or later,
+                        # where every window starts in a segment short of n (the
+                        # walk looks no further than r + hold: a bound on its cost only)
+                        kept_until = r + hold
+                        if _next_at_least_before(&s.prof, &at, n, kept_until):
+                            kept_until = profile_time(&s.prof, at)
                 elif dec_may_fit(&s.prof, lb, r, n):
                     # a move needs an instant before r where processors came back, n free
                     count(CNT_SEARCHES, 1)
@@ -1249,7 +1259,7 @@ cdef inline int kept_by_holders(sched_t* s) except -1 nogil:
             shape_note_both(&s.prof, n, hold, when)      # shape_note + profile_note
             last_n = n
             last_hold = hold
-            last_when = when
+            last_when = kept_until if when == r else when
             if when == r and when > s.now:
                 i += 1
                 continue
