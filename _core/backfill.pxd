@@ -59,16 +59,12 @@ cdef inline void move_reservation(sched_t* s, intp_t j, simtime_t when) noexcept
 cdef inline bint _bfo_before(const sched_t* s, intp_t a, intp_t b) noexcept nogil:
     """SJBF candidate order of jobs a, b: (estimate, queue key, submit, index), i.e.
     (estimate, queue order)."""
-    cdef double ka, kb
+    cdef qent_t ea, eb
     if s.est[a] != s.est[b]:
         return s.est[a] < s.est[b]
-    ka = sched_key(s, a)
-    kb = sched_key(s, b)
-    if ka != kb:
-        return ka < kb
-    if s.submit[a] != s.submit[b]:
-        return s.submit[a] < s.submit[b]
-    return a < b
+    ea = qent_of(s, a)
+    eb = qent_of(s, b)
+    return qent_before(&ea, &eb)
 
 
 cdef inline intp_t _bfo_find(const sched_t* s, intp_t j, intp_t n) noexcept nogil:
